@@ -125,15 +125,25 @@ mod tests {
     /// accurate (large shifts), for both families.
     #[test]
     fn shift_exponents_match_direct_differences() {
-        for fam in [BoundedFamily::Power { alpha: 2.0 }, BoundedFamily::Power { alpha: 0.7 }, BoundedFamily::Exp] {
+        for fam in [
+            BoundedFamily::Power { alpha: 2.0 },
+            BoundedFamily::Power { alpha: 0.7 },
+            BoundedFamily::Exp,
+        ] {
             for &x in &[0.0, 0.1, 0.5, 0.8] {
                 for &s in &[0.01, 0.05, 0.1] {
                     let fx = fam.f(x);
                     let a = (fam.f(x + s) / fx).ln();
                     let b = (fam.f(x - s) / fx).ln();
                     let e = fam.shift_exponents(x, s);
-                    assert!((e.sum - (a + b)).abs() <= 1e-9 * (a + b).abs().max(1e-12), "{fam:?} {x} {s}");
-                    assert!((e.diff - (a - b)).abs() <= 1e-9 * (a - b).abs().max(1e-12), "{fam:?} {x} {s}");
+                    assert!(
+                        (e.sum - (a + b)).abs() <= 1e-9 * (a + b).abs().max(1e-12),
+                        "{fam:?} {x} {s}"
+                    );
+                    assert!(
+                        (e.diff - (a - b)).abs() <= 1e-9 * (a - b).abs().max(1e-12),
+                        "{fam:?} {x} {s}"
+                    );
                 }
             }
         }
@@ -149,7 +159,12 @@ mod tests {
         let alpha = 2.0;
         let expected = s * s * 2.0 * alpha * (1.0 + x * x) / (1.0 - x * x).powi(2);
         let e = BoundedFamily::Power { alpha }.shift_exponents(x, s);
-        assert!((e.sum / expected - 1.0).abs() < 1e-6, "{} vs {}", e.sum, expected);
+        assert!(
+            (e.sum / expected - 1.0).abs() < 1e-6,
+            "{} vs {}",
+            e.sum,
+            expected
+        );
         // (ln f)' = 2αx/(1 − x²), so a − b ≈ 2 s (ln f)'.
         let d = 2.0 * s * 2.0 * alpha * x / (1.0 - x * x);
         assert!((e.diff / d - 1.0).abs() < 1e-6);
@@ -166,7 +181,10 @@ mod tests {
                 let h = 1e-6;
                 let fd = (fam.f(x + h) - fam.f(x - h)) / (2.0 * h);
                 let d = fam.f_prime(x);
-                assert!((fd - d).abs() <= 1e-6 * d.abs().max(1.0), "{fam:?} {x}: {fd} vs {d}");
+                assert!(
+                    (fd - d).abs() <= 1e-6 * d.abs().max(1.0),
+                    "{fam:?} {x}: {fd} vs {d}"
+                );
             }
         }
     }

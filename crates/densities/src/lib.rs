@@ -1,1 +1,14 @@
-//! placeholder
+//! Noise distributions for differential privacy: densities, tail-accurate normal
+//! functions, and calibration of each mechanism to (ε, δ).
+//!
+//! Formulas follow `shared/spec/formulas.md` (cited per item as "formulas.md §x.y").
+
+pub mod bounded;
+pub mod error;
+pub mod gaussian;
+pub mod laplace;
+pub mod normal;
+pub mod traits;
+pub mod truncated_laplace;
+
+pub use error::DensityError;

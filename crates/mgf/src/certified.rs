@@ -71,7 +71,12 @@ impl Problem<'_> {
 /// let normalised = r.radius / ((1e4f64 * (1e10f64).ln()).sqrt() / 0.1);
 /// assert!(normalised > 4.0 && normalised < 6.0);
 /// ```
-pub fn certified_radius(noise: &BoundedNoise, k: f64, epsilon: f64, delta: f64) -> Result<CertifiedRadius, MgfError> {
+pub fn certified_radius(
+    noise: &BoundedNoise,
+    k: f64,
+    epsilon: f64,
+    delta: f64,
+) -> Result<CertifiedRadius, MgfError> {
     check_open("k", k, 1.0 - 1e-12, f64::INFINITY, "[1, inf)")?;
     check_open("epsilon", epsilon, 0.0, f64::INFINITY, "(0, inf)")?;
     check_open("delta", delta, 0.0, 1.0, "(0, 1)")?;
@@ -81,8 +86,20 @@ pub fn certified_radius(noise: &BoundedNoise, k: f64, epsilon: f64, delta: f64) 
     let base = noise.partition(truncation);
     let fam = noise.family();
     // Fisher information E f'(X)² (only to choose starting points and scales).
-    let fisher = 2.0 * base.iter().map(|c| fam.f_prime(c.z).powi(2) * c.t1).sum::<f64>();
-    let problem = Problem { noise, k, epsilon, ln_delta2: delta2.ln(), truncation, base, fisher };
+    let fisher = 2.0
+        * base
+            .iter()
+            .map(|c| fam.f_prime(c.z).powi(2) * c.t1)
+            .sum::<f64>();
+    let problem = Problem {
+        noise,
+        k,
+        epsilon,
+        ln_delta2: delta2.ln(),
+        truncation,
+        base,
+        fisher,
+    };
 
     // Start from the Gaussian approximation of the summed loss, then bracket.
     let mut s = epsilon / (2.0 * k * fisher * (1.0 / delta).ln()).sqrt();
@@ -117,7 +134,9 @@ pub fn certified_radius(noise: &BoundedNoise, k: f64, epsilon: f64, delta: f64) 
             lo /= 2.0;
         }
         if !lo_val.is_finite() {
-            return Err(MgfError::NotCertified(format!("no shift down to {lo:e} passes for k={k}, ε={epsilon}, δ={delta}")));
+            return Err(MgfError::NotCertified(format!(
+                "no shift down to {lo:e} passes for k={k}, ε={epsilon}, δ={delta}"
+            )));
         }
     }
     while hi / lo > 1.0 + BISECTION_TOL {
@@ -130,5 +149,9 @@ pub fn certified_radius(noise: &BoundedNoise, k: f64, epsilon: f64, delta: f64) 
             hi = mid;
         }
     }
-    Ok(CertifiedRadius { radius: 1.0 / lo, truncation, log_delta_bound: lo_val })
+    Ok(CertifiedRadius {
+        radius: 1.0 / lo,
+        truncation,
+        log_delta_bound: lo_val,
+    })
 }

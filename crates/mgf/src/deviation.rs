@@ -61,18 +61,32 @@ fn log_add(a: f64, b: f64) -> f64 {
 
 /// Minimises the single-θ objective: a scan over `θ_ref·e^i` brackets the minimum of
 /// the convex objective, then Brent refines it in `ln θ`. Returns `(θ, objective)`.
-pub fn best_single_theta(log_mgf: &impl Fn(f64) -> f64, epsilon: f64, theta_ref: f64) -> (f64, f64) {
+pub fn best_single_theta(
+    log_mgf: &impl Fn(f64) -> f64,
+    epsilon: f64,
+    theta_ref: f64,
+) -> (f64, f64) {
     let lr = theta_ref.ln();
     let grid: Vec<f64> = (-16..=6).map(|i| lr + i as f64).collect();
-    let vals: Vec<f64> = grid.iter().map(|&y| single_theta(log_mgf, epsilon, y.exp())).collect();
-    let (ib, _) = vals.iter().enumerate().fold((0, f64::INFINITY), |acc, (i, &v)| if v < acc.1 { (i, v) } else { acc });
+    let vals: Vec<f64> = grid
+        .iter()
+        .map(|&y| single_theta(log_mgf, epsilon, y.exp()))
+        .collect();
+    let (ib, _) =
+        vals.iter().enumerate().fold(
+            (0, f64::INFINITY),
+            |acc, (i, &v)| if v < acc.1 { (i, v) } else { acc },
+        );
     let lo = grid[ib.saturating_sub(1)];
     let hi = grid[(ib + 1).min(grid.len() - 1)];
     let mut best = (grid[ib].exp(), vals[ib]);
     if hi > lo {
         let solver = BrentOpt::new(lo, hi).set_tolerance(1e-8, 1e-6);
         let problem = SingleTheta { log_mgf, epsilon };
-        if let Ok(res) = Executor::new(problem, solver).configure(|s| s.max_iters(100)).run() {
+        if let Ok(res) = Executor::new(problem, solver)
+            .configure(|s| s.max_iters(100))
+            .run()
+        {
             let state = res.state();
             if let Some(&y) = state.best_param.as_ref() {
                 if state.best_cost < best.1 {
@@ -86,11 +100,18 @@ pub fn best_single_theta(log_mgf: &impl Fn(f64) -> f64, epsilon: f64, theta_ref:
 
 /// Certified upper bound on `ln ∫_ε^∞ P(Σ Yᵢ > t) e^{ε−t} dt` given an upper bound
 /// `log_mgf(θ) ≥ k ln E e^{θY}`. `theta_ref` is the expected scale of the optimal tilt.
-pub fn deviation_integral_upper(log_mgf: impl Fn(f64) -> f64, epsilon: f64, theta_ref: f64) -> DeviationBound {
+pub fn deviation_integral_upper(
+    log_mgf: impl Fn(f64) -> f64,
+    epsilon: f64,
+    theta_ref: f64,
+) -> DeviationBound {
     let (theta0, single) = best_single_theta(&log_mgf, epsilon, theta_ref);
     // Piecewise refinement: t-intervals of width 1/(4(θ₀+1)) over the range where the
     // bound decays by e^{-12}, tilts growing with t.
-    let cands: Vec<(f64, f64)> = (-2..=16).map(|i| theta0 * 1.1f64.powi(i)).map(|th| (th, log_mgf(th))).collect();
+    let cands: Vec<(f64, f64)> = (-2..=16)
+        .map(|i| theta0 * 1.1f64.powi(i))
+        .map(|th| (th, log_mgf(th)))
+        .collect();
     let width = 0.25 / (theta0 + 1.0);
     let n_int = 48;
     let mut total = f64::NEG_INFINITY;
@@ -98,19 +119,31 @@ pub fn deviation_integral_upper(log_mgf: impl Fn(f64) -> f64, epsilon: f64, thet
         let ta = epsilon + j as f64 * width;
         let tail = j == n_int;
         // Trivial bound P ≤ 1.
-        let mut best = if tail { epsilon - ta } else { epsilon - ta + (-(-width).exp_m1()).ln() };
+        let mut best = if tail {
+            epsilon - ta
+        } else {
+            epsilon - ta + (-(-width).exp_m1()).ln()
+        };
         for &(th, k) in &cands {
             if !k.is_finite() {
                 continue;
             }
             let rate = th + 1.0;
-            let piece = k + epsilon - rate * ta - rate.ln() + if tail { 0.0 } else { (-(-rate * width).exp_m1()).ln() };
+            let piece = k + epsilon - rate * ta - rate.ln()
+                + if tail {
+                    0.0
+                } else {
+                    (-(-rate * width).exp_m1()).ln()
+                };
             best = best.min(piece);
         }
         total = log_add(total, best);
     }
     let ln_bound = total.min(single) + crate::quadrature::ROUNDING_SLACK;
-    DeviationBound { ln_bound, theta: theta0 }
+    DeviationBound {
+        ln_bound,
+        theta: theta0,
+    }
 }
 
 #[cfg(test)]
@@ -135,7 +168,12 @@ mod tests {
                 let z = (t - m) / sd;
                 exact += 0.5 * special_erfc(z / std::f64::consts::SQRT_2) * (eps - t).exp() * h;
             }
-            assert!(b.ln_bound >= exact.ln(), "eps {eps}: {} < {}", b.ln_bound, exact.ln());
+            assert!(
+                b.ln_bound >= exact.ln(),
+                "eps {eps}: {} < {}",
+                b.ln_bound,
+                exact.ln()
+            );
             // Chernoff is loose by a polynomial factor only.
             assert!(b.ln_bound - exact.ln() < 5.0, "eps {eps}: too loose");
         }

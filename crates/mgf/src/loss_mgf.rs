@@ -45,13 +45,22 @@ impl LossMesh {
     pub fn new(noise: &BoundedNoise, base: &[SubCell], s: f64, theta_ref: f64) -> Self {
         let fam = noise.family();
         let n = base.len();
-        let node_x = |j: usize| if j < n { base[j].z } else { base[n - 1].z + base[n - 1].h };
+        let node_x = |j: usize| {
+            if j < n {
+                base[j].z
+            } else {
+                base[n - 1].z + base[n - 1].h
+            }
+        };
         let eval = |x: f64| {
             let e = fam.shift_exponents(x, s);
             let fx = fam.f(x);
             // A + B = f (e^a + e^b − 2), A − B = f (e^a − e^b), a ± b = e.sum, e.diff.
             let half_sum = 0.5 * e.sum;
-            let sum = 2.0 * fx * (half_sum.exp_m1() * (0.5 * e.diff).cosh() + 2.0 * (0.25 * e.diff).sinh().powi(2));
+            let sum = 2.0
+                * fx
+                * (half_sum.exp_m1() * (0.5 * e.diff).cosh()
+                    + 2.0 * (0.25 * e.diff).sinh().powi(2));
             let diff = 2.0 * fx * half_sum.exp() * (0.5 * e.diff).sinh();
             (sum, diff)
         };
@@ -164,8 +173,14 @@ mod tests {
                 let mesh = LossMesh::new(&noise, &base, s, theta);
                 let upper = mesh.m_upper(theta);
                 let reference = m_simpson(&noise, l, s, theta);
-                assert!(upper >= reference, "{fam:?} s={s} θ={theta}: {upper} < {reference}");
-                assert!(upper <= reference * 1.002, "{fam:?} s={s} θ={theta}: {upper} vs {reference}");
+                assert!(
+                    upper >= reference,
+                    "{fam:?} s={s} θ={theta}: {upper} < {reference}"
+                );
+                assert!(
+                    upper <= reference * 1.002,
+                    "{fam:?} s={s} θ={theta}: {upper} vs {reference}"
+                );
             }
         }
     }

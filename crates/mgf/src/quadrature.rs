@@ -61,7 +61,13 @@ pub struct SubCell {
 /// Partitions `[0, end]` into sub-cells on which `f` rises by at most `df` and whose
 /// width is at most `dx`, with the tangent-line upper bounds of the module doc.
 /// `f` must be convex and non-decreasing on `[0, end]`; `f_prime` its derivative.
-pub fn partition_upper(f: impl Fn(f64) -> f64, f_prime: impl Fn(f64) -> f64, end: f64, dx: f64, df: f64) -> Vec<SubCell> {
+pub fn partition_upper(
+    f: impl Fn(f64) -> f64,
+    f_prime: impl Fn(f64) -> f64,
+    end: f64,
+    dx: f64,
+    df: f64,
+) -> Vec<SubCell> {
     let mut cells = Vec::new();
     let mut z = 0.0;
     while z < end {
@@ -76,7 +82,12 @@ pub fn partition_upper(f: impl Fn(f64) -> f64, f_prime: impl Fn(f64) -> f64, end
         let h = h.min(end - z);
         let c = fpz * h;
         let e = (-fz).exp();
-        cells.push(SubCell { z, h, t1: e * h * phi1(c), t2: e * h * h * phi2(c) });
+        cells.push(SubCell {
+            z,
+            h,
+            t1: e * h * phi1(c),
+            t2: e * h * h * phi2(c),
+        });
         z += h;
     }
     cells
@@ -85,7 +96,13 @@ pub fn partition_upper(f: impl Fn(f64) -> f64, f_prime: impl Fn(f64) -> f64, end
 /// Rigorous bounds `(lower, upper)` on `∫₀^{end} e^{−f}` for convex non-decreasing `f`:
 /// chord (lower) and tangent (upper) bounds summed over a partition, then widened by
 /// [`ROUNDING_SLACK`].
-pub fn integral_bounds(f: impl Fn(f64) -> f64, f_prime: impl Fn(f64) -> f64, end: f64, dx: f64, df: f64) -> (f64, f64) {
+pub fn integral_bounds(
+    f: impl Fn(f64) -> f64,
+    f_prime: impl Fn(f64) -> f64,
+    end: f64,
+    dx: f64,
+    df: f64,
+) -> (f64, f64) {
     let cells = partition_upper(&f, f_prime, end, dx, df);
     let mut lo = 0.0;
     let mut hi = 0.0;

@@ -18,7 +18,13 @@ fn simpson(h: impl Fn(f64) -> f64, a: f64, b: f64, n: usize) -> f64 {
 }
 
 fn density(fam: BoundedFamily) -> impl Fn(f64) -> f64 {
-    let raw = move |x: f64| if x.abs() >= 1.0 { 0.0 } else { (-fam.f(x)).exp() };
+    let raw = move |x: f64| {
+        if x.abs() >= 1.0 {
+            0.0
+        } else {
+            (-fam.f(x)).exp()
+        }
+    };
     let z = simpson(raw, -1.0, 1.0, 2_000_000);
     move |x| raw(x) / z
 }
@@ -38,11 +44,18 @@ fn single_query_true_delta_is_below_target() {
         let p = density(fam);
         let hockey = |x: f64| (p(x) - eps.exp() * p(x - s)).max(0.0);
         let true_delta = simpson(hockey, -1.0, 1.0, 4_000_000);
-        assert!(true_delta <= delta, "{fam:?} ε={eps}: true δ {true_delta:e} > {delta:e} at R={}", r.radius);
+        assert!(
+            true_delta <= delta,
+            "{fam:?} ε={eps}: true δ {true_delta:e} > {delta:e} at R={}",
+            r.radius
+        );
         // The test must be able to fail: a radius a third of the certified one is not private.
         let s_small = 3.0 * s;
         let hockey = |x: f64| (p(x) - eps.exp() * p(x - s_small)).max(0.0);
-        assert!(simpson(hockey, -1.0, 1.0, 4_000_000) > delta, "{fam:?}: R/3 still private?");
+        assert!(
+            simpson(hockey, -1.0, 1.0, 4_000_000) > delta,
+            "{fam:?}: R/3 still private?"
+        );
     }
 }
 
@@ -78,16 +91,35 @@ fn ten_queries_monte_carlo_delta_is_below_target() {
             loss += fam.f(x - s) - fam.f(x);
             loss_half += fam.f(x - 3.0 * s) - fam.f(x);
         }
-        let v = if loss.is_finite() { (-(eps - loss).exp_m1()).max(0.0).min(1.0) } else { 1.0 };
+        let v = if loss.is_finite() {
+            (-(eps - loss).exp_m1()).max(0.0).min(1.0)
+        } else {
+            1.0
+        };
         let v = if loss > eps { v } else { 0.0 };
         sum += v;
         sum_sq += v * v;
-        sum_half += if loss_half > eps { if loss_half.is_finite() { 1.0 - (eps - loss_half).exp() } else { 1.0 } } else { 0.0 };
+        sum_half += if loss_half > eps {
+            if loss_half.is_finite() {
+                1.0 - (eps - loss_half).exp()
+            } else {
+                1.0
+            }
+        } else {
+            0.0
+        };
     }
     let mean = sum / n as f64;
     let se = ((sum_sq / n as f64 - mean * mean) / n as f64).sqrt();
-    assert!(mean + 5.0 * se <= delta, "MC δ {mean:e} ± {se:e} > {delta:e}");
-    assert!(sum_half / n as f64 > delta, "a third of the radius should not be private: {}", sum_half / n as f64);
+    assert!(
+        mean + 5.0 * se <= delta,
+        "MC δ {mean:e} ± {se:e} > {delta:e}"
+    );
+    assert!(
+        sum_half / n as f64 > delta,
+        "a third of the radius should not be private: {}",
+        sum_half / n as f64
+    );
 }
 
 /// Tiny shifts (k = 1e10 regime): the MGF bound must match its second-order expansion
@@ -109,7 +141,10 @@ fn mgf_bound_matches_second_order_expansion_for_tiny_shift() {
         let mesh = LossMesh::new(&noise, &base, s, theta);
         let approx = theta * s * s / 2.0 * i2 + theta * theta * s * s / 2.0 * i11;
         let m = mesh.m_upper(theta);
-        assert!((m / approx - 1.0).abs() < 1e-3, "s={s} θ={theta}: {m:e} vs {approx:e}");
+        assert!(
+            (m / approx - 1.0).abs() < 1e-3,
+            "s={s} θ={theta}: {m:e} vs {approx:e}"
+        );
     }
 }
 
@@ -121,11 +156,15 @@ fn normalised_bound_flat_near_published_value() {
     let (eps, delta) = (0.1, 1e-10);
     let vals: Vec<f64> = [1e4, 1e6, 1e8, 1e10]
         .iter()
-        .map(|&k| certified_radius(&noise, k, eps, delta).unwrap().radius / ((k * (1.0 / delta as f64).ln()).sqrt() / eps))
+        .map(|&k| {
+            certified_radius(&noise, k, eps, delta).unwrap().radius
+                / ((k * (1.0 / delta as f64).ln()).sqrt() / eps)
+        })
         .collect();
     for v in &vals {
         assert!(*v > 4.6 && *v < 4.85, "{vals:?}");
     }
-    let spread = vals.iter().cloned().fold(f64::MIN, f64::max) / vals.iter().cloned().fold(f64::MAX, f64::min);
+    let spread = vals.iter().cloned().fold(f64::MIN, f64::max)
+        / vals.iter().cloned().fold(f64::MAX, f64::min);
     assert!(spread < 1.01, "{vals:?}");
 }

@@ -1,0 +1,392 @@
+//! Calibration of the Gaussian mechanism (formulas.md §1.2): the classical bound of
+//! Dwork & Roth (Theorem A.1), the analytic Gaussian mechanism of Balle & Wang (2018,
+//! Theorem 8 and Algorithm 1), and the privacy profile `δ(ε)` of `N(0, 1)` against a
+//! shift `μ` together with its inverse.
+//!
+//! # Numerics
+//!
+//! Every quantity here has the form `H(a, b) = Φ(−a) − e^ε Φ(−b)` with `b² − a² = 2ε`
+//! (in the profile `a = ε/μ − μ/2`, `b = ε/μ + μ/2`; in Algorithm 1's `B⁻(u)`,
+//! `a = √(εu)`, `b = √(ε(u+2))`; in `B⁺(v)`, `a = −√(εv)`). Written directly, both terms
+//! are tiny and nearly equal when δ is small (catastrophic cancellation), and `e^ε Φ(−b)`
+//! can even lose all digits. Since `e^ε e^{−b²/2} = e^{−a²/2}` exactly,
+//!
+//! `H(a, b) = ½ e^{−a²/2} [erfcx(a/√2) − erfcx(b/√2)]`,
+//!
+//! and the bracket is evaluated without cancellation: directly when
+//! `erfcx(b/√2) ≤ ½ erfcx(a/√2)`, otherwise as `∫_{a/√2}^{b/√2} −erfcx′(t) dt` by 16-point
+//! Gauss–Legendre quadrature (the integrand is positive, smooth and slowly varying on that
+//! interval, and its length `(b − a)/√2` is formed without cancellation: `μ/√2` in the
+//! profile, `√(2ε)/(√(u+2) + √u)` in `B⁻`). The prefactor `e^{−a²/2}` uses an exactly
+//! split square and stays in log space for the comparisons with `ln δ` inside
+//! Algorithm 1, so δ far below 1e-300 works.
+
+use std::f64::consts::FRAC_1_SQRT_2;
+use std::sync::OnceLock;
+
+use crate::error::{check_open, DensityError};
+use crate::normal::{erfcx, exp_neg_half_sq_mul, neg_erfcx_deriv};
+
+/// Number of Gauss–Legendre nodes used for the `erfcx` differences.
+const GL_N: usize = 16;
+
+/// Gauss–Legendre nodes and weights on [−1, 1], computed once by Newton's method on the
+/// Legendre polynomial `P_16` (three-term recurrence).
+fn gauss_legendre() -> &'static ([f64; GL_N], [f64; GL_N]) {
+    static NODES: OnceLock<([f64; GL_N], [f64; GL_N])> = OnceLock::new();
+    NODES.get_or_init(|| {
+        let n = GL_N;
+        let mut x = [0.0; GL_N];
+        let mut w = [0.0; GL_N];
+        for i in 0..n / 2 {
+            // Initial guess (Tricomi): cos(π(i + 3/4)/(n + 1/2)).
+            let mut z = (std::f64::consts::PI * (i as f64 + 0.75) / (n as f64 + 0.5)).cos();
+            let mut dp = 1.0;
+            for _ in 0..100 {
+                let (mut p0, mut p1) = (1.0, z);
+                for k in 2..=n {
+                    let p2 = ((2 * k - 1) as f64 * z * p1 - (k - 1) as f64 * p0) / k as f64;
+                    p0 = p1;
+                    p1 = p2;
+                }
+                dp = n as f64 * (z * p1 - p0) / (z * z - 1.0);
+                let dz = p1 / dp;
+                z -= dz;
+                if dz.abs() < 1e-17 {
+                    break;
+                }
+            }
+            let wi = 2.0 / ((1.0 - z * z) * dp * dp);
+            x[i] = -z;
+            x[n - 1 - i] = z;
+            w[i] = wi;
+            w[n - 1 - i] = wi;
+        }
+        (x, w)
+    })
+}
+
+/// `erfcx(x) − erfcx(x + h)` for `h > 0`, `x ≥ −0.5`, with full relative accuracy.
+fn erfcx_drop(x: f64, h: f64) -> f64 {
+    let y = x + h;
+    let fx = erfcx(x);
+    let fy = erfcx(y);
+    if fy <= 0.5 * fx {
+        return fx - fy;
+    }
+    let (nodes, weights) = gauss_legendre();
+    let half = 0.5 * h;
+    let mid = x + half;
+    let sum: f64 = nodes
+        .iter()
+        .zip(weights)
+        .map(|(&t, &w)| w * neg_erfcx_deriv(mid + half * t))
+        .sum();
+    half * sum
+}
+
+/// `H = Φ(−a) − e^ε Φ(−b)` with `b = a + h`, `h > 0`, `b ≥ 0` and `ε = (b² − a²)/2`,
+/// in one of two cancellation-free forms.
+enum Hockey {
+    /// `H = 1 − t` with `t ≤ 0.48` (when `a < −1/√2`).
+    OneMinus(f64),
+    /// `H = e^{−a²/2} · m` with `0 ≤ m ≤ 1` (when `a ≥ −1/√2`).
+    Scaled(f64),
+}
+
+fn hockey_parts(a: f64, h: f64) -> Hockey {
+    let x = a * FRAC_1_SQRT_2;
+    if x < -0.5 {
+        // Φ(|a|) − e^ε Φ(−b) = 1 − ½ e^{−a²/2} (erfcx(|a|/√2) + erfcx(b/√2)).
+        let y = (a + h) * FRAC_1_SQRT_2;
+        Hockey::OneMinus(exp_neg_half_sq_mul(a, 0.5 * (erfcx(-x) + erfcx(y))))
+    } else {
+        Hockey::Scaled(0.5 * erfcx_drop(x, h * FRAC_1_SQRT_2))
+    }
+}
+
+/// `ln H(a, a + h)` (see [`Hockey`]); finite far below the underflow of `H`.
+fn ln_hockey(a: f64, h: f64) -> f64 {
+    if a > 1e154 {
+        return f64::NEG_INFINITY;
+    }
+    match hockey_parts(a, h) {
+        Hockey::OneMinus(t) => (-t).ln_1p(),
+        Hockey::Scaled(m) => {
+            // a²/2 = l + e exactly.
+            let ha = 0.5 * a;
+            let l = ha * a;
+            let e = ha.mul_add(a, -l);
+            (m.ln() - e) - l
+        }
+    }
+}
+
+/// `H(a, a + h)` itself (0 only when it underflows).
+fn hockey(a: f64, h: f64) -> f64 {
+    if a > 40.0 {
+        // e^{−a²/2} < 1e-347 and m ≤ 1.
+        return 0.0;
+    }
+    match hockey_parts(a, h) {
+        Hockey::OneMinus(t) => 1.0 - t,
+        Hockey::Scaled(m) => exp_neg_half_sq_mul(a, m),
+    }
+}
+
+/// `ln B⁻_ε(u) = ln[Φ(−√(εu)) − e^ε Φ(−√(ε(u+2)))]` (Balle & Wang 2018, Algorithm 1).
+fn ln_b_minus(epsilon: f64, u: f64) -> f64 {
+    let a = (epsilon * u).sqrt();
+    let h = 2.0 * epsilon.sqrt() / ((u + 2.0).sqrt() + u.sqrt());
+    ln_hockey(a, h)
+}
+
+/// `ln B⁺_ε(v) = ln[Φ(√(εv)) − e^ε Φ(−√(ε(v+2)))]` (Balle & Wang 2018, Algorithm 1).
+fn ln_b_plus(epsilon: f64, v: f64) -> f64 {
+    let sv = v.sqrt();
+    let a = -(epsilon.sqrt() * sv);
+    let h = epsilon.sqrt() * ((v + 2.0).sqrt() + sv);
+    ln_hockey(a, h)
+}
+
+/// Largest `t ≥ 0` (to the last bit) with `ok(t)`, for `ok` true on an initial segment
+/// `[0, t*]` and `ok(0)` true: doubling to bracket, then bisection until the bracket
+/// stops shrinking. Returns the end that passes.
+fn last_ok(ok: impl Fn(f64) -> bool) -> f64 {
+    let (mut lo, mut hi) = (0.0, 1.0);
+    while ok(hi) {
+        lo = hi;
+        hi *= 2.0;
+        if !hi.is_finite() {
+            return lo;
+        }
+    }
+    loop {
+        let mid = lo + 0.5 * (hi - lo);
+        if mid <= lo || mid >= hi {
+            return lo;
+        }
+        if ok(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+}
+
+/// Smallest `t ≥ 0` (to the last bit) with `ok(t)`, for `ok` false on `[0, t*)` and
+/// true after: doubling, then bisection. Returns the end that passes (`+∞` if none).
+fn first_ok(ok: impl Fn(f64) -> bool) -> f64 {
+    let (mut lo, mut hi) = (0.0, 1.0);
+    while !ok(hi) {
+        lo = hi;
+        hi *= 2.0;
+        if !hi.is_finite() {
+            return f64::INFINITY;
+        }
+    }
+    loop {
+        let mid = lo + 0.5 * (hi - lo);
+        if mid <= lo || mid >= hi {
+            return hi;
+        }
+        if ok(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+}
+
+/// The classical Gaussian mechanism (Dwork & Roth 2014, Theorem A.1; Balle & Wang
+/// 2018, Theorem 1; formulas.md §1.2): `σ = Δ √(2 ln(1.25/δ)) / ε`, (ε, δ)-DP for
+/// `ε ∈ (0, 1)` only.
+///
+/// Errors: `epsilon` outside `(0, 1)` ("(0, 1) for the classical Gaussian mechanism"),
+/// `delta` outside `(0, 1)`, `sensitivity` not in `(0, ∞)`.
+///
+/// ```
+/// use densities::gaussian::classical_sigma;
+/// let s = classical_sigma(0.5, 1e-5, 1.0).unwrap();
+/// assert!((s - 2.0 * (2.0 * (1.25e5f64).ln()).sqrt()).abs() < 1e-12);
+/// assert!(classical_sigma(1.0, 1e-5, 1.0).is_err());
+/// ```
+pub fn classical_sigma(epsilon: f64, delta: f64, sensitivity: f64) -> Result<f64, DensityError> {
+    check_open(
+        "epsilon",
+        epsilon,
+        0.0,
+        1.0,
+        "(0, 1) for the classical Gaussian mechanism",
+    )?;
+    check_open("delta", delta, 0.0, 1.0, "(0, 1)")?;
+    check_open("sensitivity", sensitivity, 0.0, f64::INFINITY, "(0, inf)")?;
+    // ln(1.25/δ) without forming 1.25/δ (which overflows for subnormal δ).
+    let l = 1.25f64.ln() - delta.ln();
+    Ok(sensitivity * (2.0 * l).sqrt() / epsilon)
+}
+
+/// The analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8 and Algorithm 1;
+/// formulas.md §1.2): the smallest σ such that `N(0, σ²)` with L2 sensitivity Δ is
+/// (ε, δ)-DP, i.e. `Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ) ≤ δ` (eq. 6).
+///
+/// Algorithm 1: `δ₀ = Φ(0) − e^ε Φ(−√(2ε))`; if `δ ≥ δ₀`, `v* = sup{v ≥ 0 : B⁺(v) ≤ δ}`
+/// with `B⁺(v) = Φ(√(εv)) − e^ε Φ(−√(ε(v+2)))` and `α = √(1 + v*/2) − √(v*/2)`; otherwise
+/// `u* = inf{u ≥ 0 : B⁻(u) ≤ δ}` with `B⁻(u) = Φ(−√(εu)) − e^ε Φ(−√(ε(u+2)))` and
+/// `α = √(1 + u*/2) + √(u*/2)`; then `σ = αΔ/√(2ε)`.
+///
+/// `B±` are evaluated without cancellation and compared with δ in log space (see the
+/// module documentation), so the result keeps ≈ 1e-12 relative accuracy for δ down to
+/// 1e-300 and beyond and ε from 1e-4 to 20. `v*`/`u*` are found as the paper suggests
+/// (doubling, then bisection) but to the last bit, and the end of the final bracket that
+/// *satisfies* the condition is returned (smaller `v*`, larger `u*`, i.e. larger σ), so
+/// the result is certified; a final check on the public profile (stepping σ up by an ulp
+/// if the last multiplication rounded the wrong way) makes `gaussian_delta(ε, Δ/σ) ≤ δ`
+/// hold exactly as computed (for δ ≥ 1e-305; below, `ln_gaussian_delta(ε, Δ/σ) ≤ ln δ`).
+///
+/// Errors: ε not in `(0, ∞)`, δ not in `(0, 1)`, Δ not in `(0, ∞)`.
+///
+/// ```
+/// use densities::gaussian::{analytic_sigma, classical_sigma, gaussian_delta};
+/// let s = analytic_sigma(0.5, 1e-5, 1.0).unwrap();
+/// assert!(s < classical_sigma(0.5, 1e-5, 1.0).unwrap());
+/// assert!(gaussian_delta(0.5, 1.0 / s) <= 1e-5 * (1.0 + 1e-12));
+/// ```
+pub fn analytic_sigma(epsilon: f64, delta: f64, sensitivity: f64) -> Result<f64, DensityError> {
+    check_open("epsilon", epsilon, 0.0, f64::INFINITY, "(0, inf)")?;
+    check_open("delta", delta, 0.0, 1.0, "(0, 1)")?;
+    check_open("sensitivity", sensitivity, 0.0, f64::INFINITY, "(0, inf)")?;
+    let ln_delta = delta.ln();
+    let ln_delta0 = ln_b_minus(epsilon, 0.0);
+    let alpha = if ln_delta >= ln_delta0 {
+        let v = last_ok(|v| ln_b_plus(epsilon, v) <= ln_delta);
+        // √(1 + v/2) − √(v/2) without cancellation.
+        1.0 / ((1.0 + 0.5 * v).sqrt() + (0.5 * v).sqrt())
+    } else {
+        let u = first_ok(|u| ln_b_minus(epsilon, u) <= ln_delta);
+        (1.0 + 0.5 * u).sqrt() + (0.5 * u).sqrt()
+    };
+    let mut sigma = alpha * sensitivity / (2.0 * epsilon).sqrt();
+    // Certify against the public profile itself: v*/u* already pass, but the final
+    // product and the profile's own parametrisation (μ = Δ/σ) round differently; step σ
+    // up by single ulps (one or two in practice) until `gaussian_delta(ε, Δ/σ) ≤ δ`.
+    let passes = |s: f64| profile_at_most(epsilon, sensitivity / s, delta, ln_delta);
+    for _ in 0..64 {
+        if !sigma.is_finite() || passes(sigma) {
+            break;
+        }
+        sigma = f64::from_bits(sigma.to_bits() + 1);
+    }
+    Ok(sigma)
+}
+
+/// Below this δ the comparison switches from [`gaussian_delta`] to [`ln_gaussian_delta`].
+/// Above it the linear value is the sharper one (near ln δ ≈ −690 one ulp of the
+/// logarithm is 1.1e-13 relative in δ, against ≈ 1e-16 for δ itself); below it δ nears
+/// the subnormal range, where the linear value loses bits.
+const LINEAR_DELTA_MIN: f64 = 1e-305;
+
+/// `δ(ε; μ) ≤ δ`, tested on [`gaussian_delta`] itself when δ is far from underflow and
+/// on [`ln_gaussian_delta`] below.
+fn profile_at_most(epsilon: f64, mu: f64, delta: f64, ln_delta: f64) -> bool {
+    if delta >= LINEAR_DELTA_MIN {
+        gaussian_delta(epsilon, mu) <= delta
+    } else {
+        ln_gaussian_delta(epsilon, mu) <= ln_delta
+    }
+}
+
+/// `ln δ(ε)` of `N(0, 1)` against `N(μ, 1)` (Balle & Wang 2018, Theorem 8; formulas.md
+/// §0 and §1.2; see [`gaussian_delta`]), computed in log space as
+/// `−a²/2 + ln(½[erfcx(a/√2) − erfcx(b/√2)])`, so it stays finite far below the
+/// underflow of `δ` itself (e.g. `ε = 2000`, `μ = 1` gives `ln δ ≈ −2.0e6`).
+///
+/// ```
+/// use densities::gaussian::{gaussian_delta, ln_gaussian_delta};
+/// assert!((ln_gaussian_delta(1.0, 1.0) - gaussian_delta(1.0, 1.0).ln()).abs() < 1e-14);
+/// assert!(ln_gaussian_delta(2000.0, 1.0).is_finite());
+/// ```
+pub fn ln_gaussian_delta(epsilon: f64, mu: f64) -> f64 {
+    if epsilon.is_nan() || mu.is_nan() {
+        return f64::NAN;
+    }
+    if epsilon < 0.0 {
+        return gaussian_delta(epsilon, mu).ln();
+    }
+    let mu = mu.abs();
+    if mu == 0.0 || epsilon == f64::INFINITY {
+        return f64::NEG_INFINITY;
+    }
+    if mu == f64::INFINITY {
+        return 0.0;
+    }
+    ln_hockey(epsilon / mu - 0.5 * mu, mu)
+}
+
+/// Privacy profile of the Gaussian mechanism (Balle & Wang 2018, Theorem 8 / Lemma 6;
+/// formulas.md §0 and §1.2): the hockey-stick divergence between `N(0, 1)` and `N(μ, 1)`
+/// (i.e. `N(0, σ²)` with shift Δ, `μ = Δ/σ`),
+///
+/// `δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)`.
+///
+/// Evaluated as `½ e^{−a²/2}[erfcx(a/√2) − erfcx(b/√2)]`, `a = ε/μ − μ/2`, `b = a + μ`
+/// (module documentation), so it keeps relative accuracy when δ is tiny; it is 0 only
+/// when δ underflows. For `ε < 0` it uses `δ(ε) = 1 − e^ε + e^ε δ(−ε)` (the pair is
+/// symmetric). `μ` is used as `|μ|`; `μ = 0` gives `max(0, 1 − e^ε)`.
+///
+/// ```
+/// use densities::gaussian::gaussian_delta;
+/// // ε = 0: total variation 2Φ(μ/2) − 1.
+/// let tv = 2.0 * densities::normal::cdf(0.5) - 1.0;
+/// assert!((gaussian_delta(0.0, 1.0) / tv - 1.0).abs() < 1e-14);
+/// ```
+pub fn gaussian_delta(epsilon: f64, mu: f64) -> f64 {
+    if epsilon.is_nan() || mu.is_nan() {
+        return f64::NAN;
+    }
+    if epsilon < 0.0 {
+        let e = epsilon.exp();
+        return -epsilon.exp_m1() + e * gaussian_delta(-epsilon, mu);
+    }
+    let mu = mu.abs();
+    if mu == 0.0 || epsilon == f64::INFINITY {
+        return 0.0;
+    }
+    if mu == f64::INFINITY {
+        return 1.0;
+    }
+    hockey(epsilon / mu - 0.5 * mu, mu)
+}
+
+/// Inverse of the Gaussian privacy profile (formulas.md §1.2): the least `ε ≥ 0` with
+/// `gaussian_delta(ε, μ) ≤ δ` (0 if `δ(0) = 2Φ(μ/2) − 1 ≤ δ` already).
+///
+/// Found by doubling and bisection to the last bit; the returned ε is the end of the
+/// bracket that satisfies the bound, tested on [`gaussian_delta`] itself for δ ≥ 1e-305
+/// and on [`ln_gaussian_delta`] below (so δ far below 1e-300 is fine). `μ` is used
+/// as `|μ|`; `δ ≥ 1` or `μ = 0` give 0, `δ ≤ 0` or `μ = ∞` give `+∞`.
+///
+/// ```
+/// use densities::gaussian::{gaussian_delta, gaussian_epsilon};
+/// let eps = gaussian_epsilon(1e-6, 0.5);
+/// assert!(gaussian_delta(eps, 0.5) <= 1e-6);
+/// assert!(gaussian_delta(eps * (1.0 - 1e-12), 0.5) > 1e-6);
+/// ```
+pub fn gaussian_epsilon(delta: f64, mu: f64) -> f64 {
+    if delta.is_nan() || mu.is_nan() {
+        return f64::NAN;
+    }
+    let mu = mu.abs();
+    if delta >= 1.0 || mu == 0.0 {
+        return 0.0;
+    }
+    if delta <= 0.0 || mu == f64::INFINITY {
+        return f64::INFINITY;
+    }
+    let ln_delta = delta.ln();
+    let ok = |e: f64| profile_at_most(e, mu, delta, ln_delta);
+    if ok(0.0) {
+        return 0.0;
+    }
+    first_ok(ok)
+}

@@ -1,0 +1,168 @@
+//! Command-line interface: `dpw run`, `dpw check`, `dpw list`.
+
+use crate::check::compare;
+use crate::error::DpwError;
+use crate::manifest::{discover, load_all, Manifest};
+use crate::output::{write_table, FigurePaths};
+use crate::run::{compute, run_all};
+use crate::table::Table;
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Differential-privacy workbench: regenerates the figures of five DP papers from TOML
+/// manifests and checks the numbers against the checked-in CSVs.
+#[derive(Debug, Parser)]
+#[command(name = "dpw", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compute figures: writes DIR/data/<id>.csv, DIR/figures/<id>.svg and .png.
+    Run {
+        /// Manifests (experiments/<id>.toml).
+        #[arg(required = true)]
+        manifests: Vec<PathBuf>,
+        /// Output directory.
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+    },
+    /// Recompute figures and compare them with the checked-in data/<id>.csv.
+    Check {
+        /// Manifests to check (default: every experiments/*.toml).
+        manifests: Vec<PathBuf>,
+    },
+    /// Print the catalog of figures (id, paper, paper figure, title).
+    List,
+}
+
+/// The directory the default manifest set lives in.
+pub const EXPERIMENTS_DIR: &str = "experiments";
+
+fn manifests_or_default(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, DpwError> {
+    if paths.is_empty() {
+        discover(Path::new(EXPERIMENTS_DIR))
+    } else {
+        Ok(paths)
+    }
+}
+
+/// Runs a parsed command line; returns the exit status for outcomes that are not errors
+/// (e.g. a failed check).
+pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
+    match cli.command {
+        Command::Run { manifests, out } => {
+            let manifests = load_all(&manifests)?;
+            run_all(&manifests, &out)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check { manifests } => {
+            let manifests = load_all(&manifests_or_default(manifests)?)?;
+            check_all(&manifests)
+        }
+        Command::List => {
+            let manifests = load_all(&discover(Path::new(EXPERIMENTS_DIR))?)?;
+            print!("{}", catalog(&manifests));
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The catalog as aligned columns: id, paper, paper figure, title.
+pub fn catalog(manifests: &[Manifest]) -> String {
+    let header = ["ID", "PAPER", "FIGURE", "TITLE"];
+    let rows: Vec<[&str; 4]> = manifests
+        .iter()
+        .map(|m| {
+            [
+                m.id.as_str(),
+                m.source.paper.as_str(),
+                m.source.figure.as_str(),
+                m.title.as_str(),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(|h| h.chars().count());
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in std::iter::once(&header).chain(&rows) {
+        let mut line = String::new();
+        for (i, cell) in r.iter().enumerate() {
+            if i + 1 == r.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(widths[i] - cell.chars().count() + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Recomputes each manifest into a temporary directory and compares with the checked-in
+/// CSV; prints every mismatch and returns exit status 1 if there is any.
+pub fn check_all(manifests: &[Manifest]) -> Result<ExitCode, DpwError> {
+    let start = Instant::now();
+    let tmp = tempfile::tempdir()
+        .map_err(|e| DpwError::Failure(format!("cannot create a temporary directory: {e}")))?;
+    let mut failed = 0usize;
+    for m in manifests {
+        let (fig, _) = compute(m)?;
+        let paths = FigurePaths::new(tmp.path(), &m.id);
+        write_table(&paths.csv, &fig.table)
+            .map_err(|e| DpwError::Failure(format!("{}: {e}", m.file)))?;
+        let golden = m.golden_csv();
+        let result = Table::read_csv(&paths.csv).and_then(|got| {
+            if !golden.is_file() {
+                return Err(format!("checked-in data {} is missing", golden.display()));
+            }
+            Table::read_csv(&golden).map(|expected| (expected, got))
+        });
+        match result {
+            Err(e) => {
+                println!("{}: {e}", m.id);
+                failed += 1;
+            }
+            Ok((expected, got)) => {
+                let mismatches = compare(m, &expected, &got);
+                if mismatches.is_empty() {
+                    println!("{}: ok ({} rows)", m.id, expected.rows().len());
+                } else {
+                    for mm in &mismatches {
+                        println!("{}", mm.line(&m.id));
+                    }
+                    println!(
+                        "{}: FAILED ({} mismatches, {})",
+                        m.id,
+                        mismatches.len(),
+                        golden.display()
+                    );
+                    failed += 1;
+                }
+            }
+        }
+    }
+    println!(
+        "check: {} of {} figures ok in {:.2} s",
+        manifests.len() - failed,
+        manifests.len(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,92 @@
+//! Experiments: each module turns a manifest's `[params]` into a prepared [`Job`] and
+//! runs it into a tidy [`Table`]. Each module exposes one [`crate::registry::Kind`];
+//! the registry lists them. Nothing figure-specific lives outside its module.
+
+pub mod bounded_vs_gaussian;
+
+use crate::error::KeyError;
+use crate::table::Table;
+
+/// A validated experiment, ready to run.
+///
+/// Everything a user can get wrong has been checked when a `Job` exists: running it can
+/// only fail on a numerical problem.
+pub trait Job: Send + Sync {
+    /// Keys of the panels the table will contain, in order.
+    fn panel_keys(&self) -> Vec<String>;
+    /// Keys of the series the table will contain, in order.
+    fn series_keys(&self) -> Vec<String>;
+    /// Extra numeric columns after `panel,series,x,y`.
+    fn extra_columns(&self) -> Vec<String>;
+    /// Number of work items (for the progress display).
+    fn work_items(&self) -> usize;
+    /// Computes the table; `tick` is called once per finished work item (from any thread).
+    fn run(&self, tick: &(dyn Fn() + Sync)) -> Result<Table, String>;
+}
+
+/// `Ok(v)` if `v` is finite and `> 0`, else a [`KeyError`] for `key`.
+pub fn positive(key: &str, v: f64) -> Result<f64, KeyError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(KeyError::new(key, format!("must be > 0, got {v}")))
+    }
+}
+
+/// `Ok(v)` if `0 < v < 1`, else a [`KeyError`] for `key`.
+pub fn open_unit(key: &str, v: f64) -> Result<f64, KeyError> {
+    if v > 0.0 && v < 1.0 {
+        Ok(v)
+    } else {
+        Err(KeyError::new(key, format!("must be in (0, 1), got {v}")))
+    }
+}
+
+/// Largest integer every smaller integer of which a double represents exactly (2^53).
+pub const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
+
+/// `Ok(v)` if `v` is an integer with `1 ≤ v ≤ 2^53`, else a [`KeyError`] for `key`.
+pub fn count(key: &str, v: f64) -> Result<f64, KeyError> {
+    if v.fract() == 0.0 && (1.0..=MAX_EXACT_INTEGER).contains(&v) {
+        Ok(v)
+    } else {
+        Err(KeyError::new(
+            key,
+            format!("must be an integer in [1, 2^53], got {v}"),
+        ))
+    }
+}
+
+/// Fails if `keys` repeats an entry; `what(i)` is the key path of entry `i`.
+pub fn distinct(keys: &[String], what: impl Fn(usize) -> String) -> Result<(), KeyError> {
+    for (i, k) in keys.iter().enumerate() {
+        if let Some(j) = keys[..i].iter().position(|p| p == k) {
+            return Err(KeyError::new(
+                what(i),
+                format!("duplicate \"{k}\" (also at index {j}); keys must be distinct"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validators() {
+        assert!(positive("e", 0.0).is_err());
+        assert!(positive("e", f64::INFINITY).is_err());
+        assert_eq!(positive("e", 2.0), Ok(2.0));
+        assert!(
+            open_unit("d", 0.0).is_err()
+                && open_unit("d", 1.0).is_err()
+                && open_unit("d", f64::NAN).is_err()
+        );
+        assert!(count("k", 2.5).is_err() && count("k", 0.0).is_err() && count("k", 1e300).is_err());
+        assert_eq!(count("k", 1e6), Ok(1e6));
+        let e = distinct(&["a".into(), "b".into(), "a".into()], |i| format!("x[{i}]")).unwrap_err();
+        assert_eq!(e.key, "x[2]");
+    }
+}

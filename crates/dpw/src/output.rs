@@ -1,0 +1,130 @@
+//! Atomic output: every file is written to a temporary file in its destination directory
+//! and renamed into place, so a reader never sees a half-written CSV, SVG or PNG.
+
+use crate::table::Table;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The three files of one figure, relative to the output directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FigurePaths {
+    /// `data/<id>.csv`
+    pub csv: PathBuf,
+    /// `figures/<id>.svg`
+    pub svg: PathBuf,
+    /// `figures/<id>.png`
+    pub png: PathBuf,
+}
+
+impl FigurePaths {
+    /// The paths for figure `id` under `out`.
+    pub fn new(out: &Path, id: &str) -> Self {
+        let join = |rel: String| {
+            if out == Path::new(".") {
+                PathBuf::from(rel)
+            } else {
+                out.join(rel)
+            }
+        };
+        Self {
+            csv: join(format!("data/{id}.csv")),
+            svg: join(format!("figures/{id}.svg")),
+            png: join(format!("figures/{id}.png")),
+        }
+    }
+}
+
+/// Writes `contents` (produced by `write`) to `path` atomically, creating the directory.
+pub fn write_atomic(
+    path: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> Result<(), String>,
+) -> Result<(), String> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| format!("cannot create directory {}: {e}", dir.display()))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".dpw-")
+        .tempfile_in(&dir)
+        .map_err(|e| format!("cannot create a temporary file in {}: {e}", dir.display()))?;
+    write(tmp.as_file_mut()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    tmp.as_file_mut()
+        .flush()
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    // Temporary files are created private (0600); the outputs are ordinary files.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| format!("cannot set permissions on {}: {e}", path.display()))?;
+    }
+    tmp.persist(path)
+        .map_err(|e| format!("cannot rename into {}: {}", path.display(), e.error))?;
+    Ok(())
+}
+
+/// Writes raw bytes atomically.
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_atomic(path, |f| f.write_all(bytes).map_err(|e| e.to_string()))
+}
+
+/// Writes a table as CSV atomically.
+pub fn write_table(path: &Path, table: &Table) -> Result<(), String> {
+    write_atomic(path, |f| table.write_csv(f).map_err(|e| e.to_string()))
+}
+
+/// A figure computed and rendered, ready to be written.
+#[derive(Debug, Clone)]
+pub struct RenderedFigure {
+    /// The data.
+    pub table: Table,
+    /// SVG document text.
+    pub svg: String,
+    /// PNG file bytes.
+    pub png: Vec<u8>,
+}
+
+/// Writes the three files of a figure atomically (CSV first, then SVG, then PNG).
+pub fn write_figure(paths: &FigurePaths, fig: &RenderedFigure) -> Result<(), String> {
+    write_table(&paths.csv, &fig.table)?;
+    write_bytes(&paths.svg, fig.svg.as_bytes())?;
+    write_bytes(&paths.png, &fig.png)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_and_replaces_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/dir/file.txt");
+        write_bytes(&path, b"one").unwrap();
+        write_bytes(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let leftovers = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
+        assert_eq!(leftovers, 1, "no temporary files left behind");
+    }
+
+    #[test]
+    fn failed_write_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        assert!(write_atomic(&path, |_| Err("boom".into())).is_err());
+        assert!(!path.exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn paths_are_relative_for_dot() {
+        let p = FigurePaths::new(Path::new("."), "fig1");
+        assert_eq!(p.csv, PathBuf::from("data/fig1.csv"));
+        assert_eq!(
+            FigurePaths::new(Path::new("/o"), "f").png,
+            PathBuf::from("/o/figures/f.png")
+        );
+    }
+}

@@ -1,0 +1,77 @@
+//! `dpw run`: compute every figure, render it, then write all outputs.
+//!
+//! All manifests are validated before this runs; all figures are computed and rendered
+//! before the first file is written, so a failure anywhere leaves no output behind.
+
+use crate::error::DpwError;
+use crate::manifest::Manifest;
+use crate::output::{write_figure, FigurePaths, RenderedFigure};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Instant;
+
+/// Computes and renders one figure, printing `<id>: computing N points…` on stdout and
+/// showing a progress bar on stderr when it is a terminal.
+pub fn compute(m: &Manifest) -> Result<(RenderedFigure, f64), DpwError> {
+    let start = Instant::now();
+    let n = m.job.work_items();
+    println!("{}: computing {n} points…", m.id);
+    let bar = ProgressBar::with_draw_target(
+        Some(n as u64),
+        if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
+    );
+    if let Ok(style) = ProgressStyle::with_template("{prefix}: [{bar:30}] {pos}/{len} {elapsed}") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_prefix(m.id.clone());
+    let fail = |what: String| DpwError::Failure(format!("{}: {what}", m.file));
+    let table = m.job.run(&|| bar.inc(1)).map_err(&fail)?;
+    bar.finish_and_clear();
+    table.check_finite().map_err(&fail)?;
+    let points = table.to_points();
+    let svg =
+        plotting::render_svg(&m.plot, &points).map_err(|e| fail(format!("rendering SVG: {e}")))?;
+    let png =
+        plotting::render_png(&m.plot, &points).map_err(|e| fail(format!("rendering PNG: {e}")))?;
+    Ok((
+        RenderedFigure { table, svg, png },
+        start.elapsed().as_secs_f64(),
+    ))
+}
+
+/// Computes every manifest, then writes each figure under `out`, printing a line per
+/// figure and a total. Returns the figures' output paths.
+pub fn run_all(manifests: &[Manifest], out: &Path) -> Result<Vec<FigurePaths>, DpwError> {
+    let start = Instant::now();
+    let mut done = Vec::with_capacity(manifests.len());
+    for m in manifests {
+        done.push(compute(m)?);
+    }
+    let mut written = Vec::with_capacity(manifests.len());
+    for (m, (fig, seconds)) in manifests.iter().zip(&done) {
+        let write_start = Instant::now();
+        let paths = FigurePaths::new(out, &m.id);
+        write_figure(&paths, fig).map_err(|e| DpwError::Failure(format!("{}: {e}", m.file)))?;
+        let seconds = seconds + write_start.elapsed().as_secs_f64();
+        println!(
+            "{}: done in {seconds:.2} s ({}, {}, {})",
+            m.id,
+            paths.csv.display(),
+            paths.svg.display(),
+            paths.png.display()
+        );
+        written.push(paths);
+    }
+    let n = manifests.len();
+    println!(
+        "total: {n} figure{} in {:.2} s",
+        if n == 1 { "" } else { "s" },
+        start.elapsed().as_secs_f64()
+    );
+    Ok(written)
+}

@@ -1,0 +1,560 @@
+//! End-to-end tests of the `dpw` binary on tiny manifests written into temporary
+//! directories: bad input (exit 2, one stderr line naming file and key), atomicity across
+//! several manifests, `run` outputs, `check` passing and failing, and `list`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A valid manifest of kind `bounded_vs_gaussian` with one panel and one point
+/// (large ε and small k, so it computes fast even in a debug build).
+fn tiny_manifest(id: &str) -> String {
+    format!(
+        r##"id = "{id}"
+title = "Tiny test figure {id}"
+kind = "bounded_vs_gaussian"
+
+[source]
+paper = "Test paper"
+figure = "Fig. T"
+chosen = "everything"
+
+[params]
+density = {{ family = "power", alpha = 2.0 }}
+bounded_beta = 0.05
+gaussian_betas = [0.05]
+
+[[params.panels]]
+key = "a"
+vary = "k"
+grid = [100]
+epsilon = 1.0
+delta = 1e-6
+
+[plot]
+title = "tiny"
+columns = 1
+panel_width = 300
+panel_height = 240
+
+[[plot.panels]]
+key = "a"
+title = "panel a"
+x = {{ label = "k", scale = "log" }}
+y = {{ label = "normalised noise", scale = "linear", min = 0.0 }}
+
+[[plot.series]]
+key = "bounded"
+label = "bounded R"
+color = "#1f77b4"
+line = "solid"
+markers = true
+
+[[plot.series]]
+key = "bounded_beta_0.05"
+label = "bounded R·L"
+color = "#1f77b4"
+line = "dashed"
+markers = true
+
+[[plot.series]]
+key = "gauss_beta_0.05"
+label = "Gaussian"
+color = "#ff7f0e"
+line = "dotted"
+markers = true
+
+[check]
+rel = 1e-6
+abs = 1e-9
+"##
+    )
+}
+
+/// Replaces exactly one occurrence of `from` (the test must be editing what it thinks).
+fn edit(text: &str, from: &str, to: &str) -> String {
+    assert_eq!(
+        text.matches(from).count(),
+        1,
+        "{from:?} must occur exactly once"
+    );
+    text.replacen(from, to, 1)
+}
+
+fn dpw(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dpw"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("dpw runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Writes `experiments/<id>.toml` under `root` and returns its relative path.
+fn write_manifest(root: &Path, id: &str, text: &str) -> String {
+    fs::create_dir_all(root.join("experiments")).unwrap();
+    let rel = format!("experiments/{id}.toml");
+    fs::write(root.join(&rel), text).unwrap();
+    rel
+}
+
+/// Runs `dpw run` on a manifest edited by `from → to`; asserts exit 2 and one stderr
+/// line naming the file and `key`, and that nothing was written. Returns the line.
+fn assert_bad(from: &str, to: &str, key: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let text = edit(&tiny_manifest("t1"), from, to);
+    let rel = write_manifest(dir.path(), "t1", &text);
+    let out = dpw(dir.path(), &["run", &rel, "--out", "out"]);
+    assert_bad_output(&out, &rel, key);
+    assert!(
+        !dir.path().join("out").exists(),
+        "nothing may be written on bad input"
+    );
+    stderr(&out)
+}
+
+fn assert_bad_output(out: &Output, file: &str, key: &str) {
+    let err = stderr(out);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "exit status 2 expected; stderr: {err}"
+    );
+    assert_eq!(
+        err.lines().count(),
+        1,
+        "exactly one stderr line expected, got: {err:?}"
+    );
+    let prefix = format!("error: {file}: {key}: ");
+    assert!(
+        err.starts_with(&prefix),
+        "expected prefix {prefix:?}, got {err:?}"
+    );
+}
+
+#[test]
+fn tiny_manifest_is_valid_and_run_writes_three_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let rel = write_manifest(dir.path(), "t1", &tiny_manifest("t1"));
+    let out = dpw(dir.path(), &["run", &rel, "--out", "out"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let csv = fs::read_to_string(dir.path().join("out/data/t1.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("panel,series,x,y,k,epsilon,delta,value"));
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 3, "one point × three series: {csv}");
+    let series: Vec<&str> = rows.iter().map(|r| r.split(',').nth(1).unwrap()).collect();
+    assert_eq!(series, ["bounded", "bounded_beta_0.05", "gauss_beta_0.05"]);
+    for r in &rows {
+        for field in r.split(',').skip(2) {
+            let v: f64 = field.parse().unwrap();
+            assert!(v.is_finite() && v > 0.0, "bad value {field} in {r}");
+        }
+    }
+    assert!(
+        fs::metadata(dir.path().join("out/figures/t1.svg"))
+            .unwrap()
+            .len()
+            > 0
+    );
+    let png = fs::read(dir.path().join("out/figures/t1.png")).unwrap();
+    assert!(png.starts_with(&[0x89, b'P', b'N', b'G']), "PNG signature");
+    let text = stdout(&out);
+    assert!(text.contains("t1: computing 1 points"), "{text}");
+    assert!(text.contains("t1: done in"), "{text}");
+
+    // Same manifest, same bytes.
+    let again = dpw(dir.path(), &["run", &rel, "--out", "out2"]);
+    assert!(again.status.success());
+    assert_eq!(
+        fs::read(dir.path().join("out2/data/t1.csv")).unwrap(),
+        csv.as_bytes()
+    );
+}
+
+#[test]
+fn unknown_top_level_key() {
+    let line = assert_bad("kind = ", "colour = \"red\"\nkind = ", "colour");
+    assert!(line.contains("unknown field"), "{line}");
+}
+
+#[test]
+fn unknown_key_inside_params() {
+    assert_bad(
+        "bounded_beta = 0.05",
+        "bounded_beta = 0.05\nbogus = 3",
+        "params.bogus",
+    );
+}
+
+#[test]
+fn unknown_key_inside_a_panel() {
+    assert_bad(
+        "vary = \"k\"",
+        "vary = \"k\"\nspeed = 3",
+        "params.panels[0].speed",
+    );
+}
+
+#[test]
+fn epsilon_must_be_positive() {
+    let line = assert_bad("epsilon = 1.0", "epsilon = -1", "params.panels[0].epsilon");
+    assert!(line.contains("must be > 0, got -1"), "{line}");
+    assert_bad("epsilon = 1.0", "epsilon = 0", "params.panels[0].epsilon");
+}
+
+#[test]
+fn delta_must_be_in_open_unit_interval() {
+    for bad in ["0", "1", "1.5", "-0.1"] {
+        let line = assert_bad(
+            "delta = 1e-6",
+            &format!("delta = {bad}"),
+            "params.panels[0].delta",
+        );
+        assert!(line.contains("(0, 1)"), "{line}");
+    }
+}
+
+#[test]
+fn empty_grid() {
+    let line = assert_bad("grid = [100]", "grid = []", "params.panels[0].grid");
+    assert!(line.contains("empty"), "{line}");
+}
+
+#[test]
+fn unordered_grid() {
+    let line = assert_bad("grid = [100]", "grid = [200, 100]", "params.panels[0].grid");
+    assert!(line.contains("increasing"), "{line}");
+}
+
+#[test]
+fn bad_generated_grid() {
+    assert_bad(
+        "grid = [100]",
+        "grid = { logspace = [100, 10], n = 3 }",
+        "params.panels[0].grid",
+    );
+    assert_bad(
+        "grid = [100]",
+        "grid = { linspace = [1, 2], n = 0 }",
+        "params.panels[0].grid",
+    );
+}
+
+#[test]
+fn non_integral_k() {
+    let line = assert_bad("grid = [100]", "grid = [100.5]", "params.panels[0].grid[0]");
+    assert!(line.contains("integer"), "{line}");
+    // k fixed while ε varies.
+    let text = edit(
+        &tiny_manifest("t1"),
+        "vary = \"k\"",
+        "vary = \"epsilon\"\nk = 2.5",
+    );
+    let text = edit(&text, "epsilon = 1.0\n", "");
+    let dir = tempfile::tempdir().unwrap();
+    let rel = write_manifest(dir.path(), "t1", &text);
+    let out = dpw(dir.path(), &["run", &rel, "--out", "out"]);
+    assert_bad_output(&out, &rel, "params.panels[0].k");
+}
+
+#[test]
+fn log10_inv_delta_out_of_range() {
+    let vary = |grid: &str| {
+        let text = edit(
+            &tiny_manifest("t1"),
+            "vary = \"k\"",
+            "vary = \"log10_inv_delta\"\nk = 100",
+        );
+        let text = edit(&text, "delta = 1e-6\n", "");
+        edit(&text, "grid = [100]", grid)
+    };
+    for grid in ["grid = [0]", "grid = [400]", "grid = [1e-300]"] {
+        let dir = tempfile::tempdir().unwrap();
+        let rel = write_manifest(dir.path(), "t1", &vary(grid));
+        let out = dpw(dir.path(), &["run", &rel, "--out", "out"]);
+        assert_bad_output(&out, &rel, "params.panels[0].grid[0]");
+    }
+}
+
+#[test]
+fn computation_failure_exits_1_and_writes_nothing() {
+    // ε so small that no radius can be certified: a numerical failure, not bad input.
+    let dir = tempfile::tempdir().unwrap();
+    let rel = write_manifest(
+        dir.path(),
+        "t1",
+        &edit(&tiny_manifest("t1"), "epsilon = 1.0", "epsilon = 1e-300"),
+    );
+    let out = dpw(dir.path(), &["run", &rel, "--out", "out"]);
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with(&format!("error: {rel}: ")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.path().join("out").exists());
+}
+
+#[test]
+fn fixed_value_that_is_varied_is_refused() {
+    assert_bad("vary = \"k\"", "vary = \"k\"\nk = 10", "params.panels[0].k");
+}
+
+#[test]
+fn unknown_density_family() {
+    let line = assert_bad(
+        "family = \"power\", alpha = 2.0",
+        "family = \"cauchy\"",
+        "params.density.family",
+    );
+    assert!(
+        line.contains("\"power\"") && line.contains("\"exp\""),
+        "{line}"
+    );
+}
+
+#[test]
+fn bad_beta() {
+    assert_bad(
+        "bounded_beta = 0.05",
+        "bounded_beta = 1.5",
+        "params.bounded_beta",
+    );
+    assert_bad(
+        "gaussian_betas = [0.05]",
+        "gaussian_betas = [0.05, 0]",
+        "params.gaussian_betas[1]",
+    );
+}
+
+#[test]
+fn wrong_type() {
+    let line = assert_bad(
+        "delta = 1e-6",
+        "delta = \"small\"",
+        "params.panels[0].delta",
+    );
+    assert!(line.contains("invalid type"), "{line}");
+}
+
+#[test]
+fn missing_required_key() {
+    assert_bad("title = \"Tiny test figure t1\"\n", "", "title");
+}
+
+#[test]
+fn unknown_kind() {
+    let line = assert_bad("kind = \"bounded_vs_gaussian\"", "kind = \"magic\"", "kind");
+    assert!(
+        line.contains("bounded_vs_gaussian"),
+        "lists the allowed kinds: {line}"
+    );
+}
+
+#[test]
+fn id_must_equal_file_stem() {
+    let line = assert_bad("id = \"t1\"", "id = \"other\"", "id");
+    assert!(line.contains("\"t1\""), "{line}");
+}
+
+#[test]
+fn plot_must_cover_every_series() {
+    assert_bad(
+        "key = \"gauss_beta_0.05\"",
+        "key = \"gauss\"",
+        "plot.series",
+    );
+}
+
+#[test]
+fn toml_syntax_error_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let rel = write_manifest(
+        dir.path(),
+        "t1",
+        &edit(&tiny_manifest("t1"), "grid = [100]", "grid = [100"),
+    );
+    let out = dpw(dir.path(), &["run", &rel]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with(&format!("error: {rel}: line ")),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn missing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dpw(dir.path(), &["run", "experiments/nothere.toml"]);
+    assert_bad_output(&out, "experiments/nothere.toml", "file");
+}
+
+#[test]
+fn one_bad_manifest_among_several_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write_manifest(dir.path(), "t1", &tiny_manifest("t1"));
+    let bad = write_manifest(
+        dir.path(),
+        "t2",
+        &edit(&tiny_manifest("t2"), "delta = 1e-6", "delta = 2"),
+    );
+    let good2 = write_manifest(dir.path(), "t3", &tiny_manifest("t3"));
+    let out = dpw(dir.path(), &["run", &good, &bad, &good2, "--out", "out"]);
+    assert_bad_output(&out, &bad, "params.panels[0].delta");
+    assert!(
+        !dir.path().join("out").exists(),
+        "no output for any manifest"
+    );
+    assert!(
+        stdout(&out).is_empty(),
+        "nothing computed: {}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn duplicate_ids_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write_manifest(dir.path(), "t1", &tiny_manifest("t1"));
+    let out = dpw(dir.path(), &["run", &a, &a, "--out", "out"]);
+    assert_bad_output(&out, &a, "id");
+}
+
+/// Generates the golden CSV under `root/data` (as `just figN` does at the repo root).
+fn generate(root: &Path, ids: &[&str]) -> Vec<String> {
+    let rels: Vec<String> = ids
+        .iter()
+        .map(|id| write_manifest(root, id, &tiny_manifest(id)))
+        .collect();
+    let mut args = vec!["run"];
+    args.extend(rels.iter().map(String::as_str));
+    let out = dpw(root, &args);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    rels
+}
+
+#[test]
+fn check_passes_on_fresh_output_and_fails_beyond_tolerance() {
+    let dir = tempfile::tempdir().unwrap();
+    let rels = generate(dir.path(), &["t1"]);
+    let ok = dpw(dir.path(), &["check", &rels[0]]);
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "stdout: {} stderr: {}",
+        stdout(&ok),
+        stderr(&ok)
+    );
+    assert!(stdout(&ok).contains("t1: ok (3 rows)"), "{}", stdout(&ok));
+
+    // Move row 2's y by 1e-3 relative (tolerance is 1e-6 relative).
+    let csv_path: PathBuf = dir.path().join("data/t1.csv");
+    let csv = fs::read_to_string(&csv_path).unwrap();
+    let mut lines: Vec<String> = csv.lines().map(String::from).collect();
+    let mut fields: Vec<String> = lines[2].split(',').map(String::from).collect();
+    let y: f64 = fields[3].parse().unwrap();
+    fields[3] = format!("{}", y * 1.001);
+    lines[2] = fields.join(",");
+    fs::write(&csv_path, lines.join("\n") + "\n").unwrap();
+
+    let bad = dpw(dir.path(), &["check", &rels[0]]);
+    assert_eq!(bad.status.code(), Some(1), "stdout: {}", stdout(&bad));
+    let text = stdout(&bad);
+    let mismatch: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("row 2") && l.contains("column y"))
+        .collect();
+    assert_eq!(
+        mismatch.len(),
+        1,
+        "one mismatch line for row 2, column y: {text}"
+    );
+    assert!(mismatch[0].starts_with("t1: "), "{text}");
+    assert!(
+        mismatch[0].contains("expected") && mismatch[0].contains("got"),
+        "{text}"
+    );
+    assert!(
+        mismatch[0].contains("tolerance rel 1e-6, abs 1e-9"),
+        "{text}"
+    );
+
+    // A change within tolerance passes.
+    fields[3] = format!("{}", y * (1.0 + 1e-9));
+    lines[2] = fields.join(",");
+    fs::write(&csv_path, lines.join("\n") + "\n").unwrap();
+    let fine = dpw(dir.path(), &["check", &rels[0]]);
+    assert_eq!(fine.status.code(), Some(0), "{}", stdout(&fine));
+}
+
+#[test]
+fn check_reports_every_mismatch_and_row_count() {
+    let dir = tempfile::tempdir().unwrap();
+    generate(dir.path(), &["t1"]);
+    let csv_path = dir.path().join("data/t1.csv");
+    let csv = fs::read_to_string(&csv_path).unwrap();
+    let mut lines: Vec<String> = csv.lines().map(String::from).collect();
+    // Change row 1's value column and drop row 3.
+    let mut fields: Vec<String> = lines[1].split(',').map(String::from).collect();
+    fields[7] = "1.0".into();
+    lines[1] = fields.join(",");
+    lines.pop();
+    fs::write(&csv_path, lines.join("\n") + "\n").unwrap();
+
+    // No arguments: every experiments/*.toml.
+    let out = dpw(dir.path(), &["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.contains("column rows: expected 2 rows, got 3 rows"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.contains("row 1") && l.contains("column value")),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_fails_when_golden_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let rel = write_manifest(dir.path(), "t1", &tiny_manifest("t1"));
+    let out = dpw(dir.path(), &["check", &rel]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("missing"), "{}", stdout(&out));
+}
+
+#[test]
+fn list_prints_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    write_manifest(dir.path(), "t2", &tiny_manifest("t2"));
+    write_manifest(dir.path(), "t1", &tiny_manifest("t1"));
+    let out = dpw(dir.path(), &["list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows.len(), 3, "header and two figures: {text}");
+    assert!(
+        rows[1].starts_with("t1 ") && rows[1].contains("Tiny test figure t1"),
+        "{text}"
+    );
+    assert!(
+        rows[1].contains("Test paper") && rows[1].contains("Fig. T"),
+        "{text}"
+    );
+    assert!(rows[2].starts_with("t2 "), "sorted: {text}");
+    let title_col = rows[0].find("TITLE").unwrap();
+    assert_eq!(rows[1].find("Tiny"), Some(title_col), "aligned: {text}");
+}

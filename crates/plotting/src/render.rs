@@ -1,0 +1,241 @@
+//! Drawing a [`PlotSpec`] and its points on any plotters backend: a title, the panels on
+//! a grid, and one legend for all panels underneath.
+
+use crate::axis::{fit, tick_label};
+use crate::spec::{parse_color, LineStyle, PanelSpec, PlotSpec, Point, SeriesStyle};
+use crate::PlotError;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+const FONT: &str = "sans-serif";
+const TITLE_HEIGHT: u32 = 44;
+const LEGEND_ROW: u32 = 24;
+const SAMPLE_LEN: i32 = 34;
+
+/// Size of the whole image in pixels for `spec` (panels, title and legend).
+pub fn image_size(spec: &PlotSpec) -> (u32, u32) {
+    let cols = spec.columns.min(spec.panels.len().max(1) as u32);
+    let rows = (spec.panels.len() as u32).div_ceil(cols);
+    let width = cols * spec.panel_width;
+    let legend = legend_layout(spec, width).1;
+    (width, TITLE_HEIGHT + rows * spec.panel_height + legend)
+}
+
+/// Legend entries per row and the legend's height.
+fn legend_layout(spec: &PlotSpec, width: u32) -> (usize, u32) {
+    if spec.series.is_empty() {
+        return (1, 0);
+    }
+    let longest = spec
+        .series
+        .iter()
+        .map(|s| s.label.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
+    let entry = entry_width(longest);
+    let per_row = ((width.saturating_sub(20)) / entry).max(1) as usize;
+    let rows = spec.series.len().div_ceil(per_row) as u32;
+    (per_row, rows * LEGEND_ROW + 16)
+}
+
+fn entry_width(label_chars: u32) -> u32 {
+    SAMPLE_LEN as u32 + 24 + label_chars * 8
+}
+
+fn rgb(s: &SeriesStyle) -> RGBColor {
+    let (r, g, b) = parse_color(&s.color).unwrap_or((0, 0, 0));
+    RGBColor(r, g, b)
+}
+
+fn err<E: std::fmt::Debug>(e: E) -> PlotError {
+    PlotError::Draw(format!("{e:?}"))
+}
+
+/// Draws the whole figure on `root`.
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    spec: &PlotSpec,
+    points: &[Point],
+) -> Result<(), PlotError> {
+    if let Some(p) = points
+        .iter()
+        .find(|p| !spec.series.iter().any(|s| s.key == p.series))
+    {
+        return Err(PlotError::Data(format!(
+            "series \"{}\" has no style in the plot spec",
+            p.series
+        )));
+    }
+    root.fill(&WHITE).map_err(err)?;
+    let (width, height) = root.dim_in_pixel();
+    let (per_row, legend_h) = legend_layout(spec, width);
+    let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
+    let (panel_area, legend_area) = rest.split_vertically(height - TITLE_HEIGHT - legend_h);
+
+    title_area
+        .draw(&Text::new(
+            spec.title.clone(),
+            (width as i32 / 2, 12),
+            (FONT, 20)
+                .into_font()
+                .style(FontStyle::Bold)
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Center, VPos::Top)),
+        ))
+        .map_err(err)?;
+
+    let cols = spec.columns.min(spec.panels.len() as u32) as usize;
+    let rows = spec.panels.len().div_ceil(cols);
+    let cells = panel_area.split_evenly((rows, cols));
+    for (panel, cell) in spec.panels.iter().zip(cells.iter()) {
+        draw_panel(cell, panel, spec, points)?;
+    }
+    draw_legend(&legend_area, spec, per_row)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &PanelSpec,
+    spec: &PlotSpec,
+    points: &[Point],
+) -> Result<(), PlotError> {
+    let mine: Vec<&Point> = points.iter().filter(|p| p.panel == panel.key).collect();
+    let xs: Vec<f64> = mine.iter().map(|p| p.x).collect();
+    let ys: Vec<f64> = mine
+        .iter()
+        .flat_map(|p| [Some(p.y), p.y_lo, p.y_hi])
+        .flatten()
+        .collect();
+    let xa = fit(panel.x.scale, &xs, panel.x.min, panel.x.max);
+    let ya = fit(panel.y.scale, &ys, panel.y.min, panel.y.max);
+
+    let mut chart = ChartBuilder::on(area)
+        .caption(panel.title.clone(), (FONT, 16))
+        .margin(12)
+        .x_label_area_size(46)
+        .y_label_area_size(62)
+        .build_cartesian_2d(xa, ya)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(panel.x.label.clone())
+        .y_desc(panel.y.label.clone())
+        .x_labels(8)
+        .y_labels(8)
+        .x_label_formatter(&|v| tick_label(*v))
+        .y_label_formatter(&|v| tick_label(*v))
+        .label_style((FONT, 12))
+        .axis_desc_style((FONT, 13))
+        .bold_line_style(RGBColor(225, 225, 225))
+        .light_line_style(TRANSPARENT)
+        .draw()
+        .map_err(err)?;
+
+    for style in &spec.series {
+        let mut pts: Vec<&Point> = mine
+            .iter()
+            .copied()
+            .filter(|p| p.series == style.key && xa.admits(p.x) && ya.admits(p.y))
+            .collect();
+        if pts.is_empty() {
+            continue;
+        }
+        pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+        let color = rgb(style);
+        let coords: Vec<(f64, f64)> = pts.iter().map(|p| (p.x, p.y)).collect();
+        let line = color.stroke_width(2);
+        match style.line {
+            LineStyle::Solid => {
+                chart
+                    .draw_series(LineSeries::new(coords.clone(), line))
+                    .map_err(err)?;
+            }
+            LineStyle::Dashed => {
+                chart
+                    .draw_series(DashedLineSeries::new(coords.clone(), 9, 6, line))
+                    .map_err(err)?;
+            }
+            LineStyle::Dotted => {
+                chart
+                    .draw_series(DashedLineSeries::new(coords.clone(), 2, 4, line))
+                    .map_err(err)?;
+            }
+            LineStyle::None => {}
+        }
+        let bars: Vec<(f64, f64, f64, f64)> = pts
+            .iter()
+            .filter_map(|p| match (p.y_lo, p.y_hi) {
+                (Some(lo), Some(hi)) if ya.admits(lo) && ya.admits(hi) => Some((p.x, lo, p.y, hi)),
+                _ => None,
+            })
+            .collect();
+        chart
+            .draw_series(bars.into_iter().map(|(x, lo, y, hi)| {
+                ErrorBar::new_vertical(x, lo, y, hi, color.stroke_width(1), 6)
+            }))
+            .map_err(err)?;
+        if style.markers {
+            chart
+                .draw_series(
+                    coords
+                        .iter()
+                        .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
+                )
+                .map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    spec: &PlotSpec,
+    per_row: usize,
+) -> Result<(), PlotError> {
+    let longest = spec
+        .series
+        .iter()
+        .map(|s| s.label.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
+    let entry = entry_width(longest) as i32;
+    let (width, _) = area.dim_in_pixel();
+    let used = per_row.min(spec.series.len()) as i32 * entry;
+    let left = ((width as i32 - used) / 2).max(10);
+    for (i, s) in spec.series.iter().enumerate() {
+        let x = left + (i % per_row) as i32 * entry;
+        let y = 8 + (i / per_row) as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
+        let color = rgb(s);
+        let style = color.stroke_width(2);
+        let (dash, gap) = match s.line {
+            LineStyle::Solid => (SAMPLE_LEN, 0),
+            LineStyle::Dashed => (8, 5),
+            LineStyle::Dotted => (2, 4),
+            LineStyle::None => (0, SAMPLE_LEN),
+        };
+        let mut at = 0;
+        while dash > 0 && at < SAMPLE_LEN {
+            let end = (at + dash).min(SAMPLE_LEN);
+            area.draw(&PathElement::new(vec![(x + at, y), (x + end, y)], style))
+                .map_err(err)?;
+            at = end + gap;
+        }
+        if s.markers {
+            area.draw(&Circle::new((x + SAMPLE_LEN / 2, y), 3, color.filled()))
+                .map_err(err)?;
+        }
+        area.draw(&Text::new(
+            s.label.clone(),
+            (x + SAMPLE_LEN + 8, y),
+            (FONT, 13)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(err)?;
+    }
+    Ok(())
+}

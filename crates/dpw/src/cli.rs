@@ -1,5 +1,6 @@
 //! Command-line interface: `dpw run`, `dpw check`, `dpw list`.
 
+use crate::calibrate::{calibrate, render, Format, Request};
 use crate::check::compare;
 use crate::error::DpwError;
 use crate::manifest::{discover, load_all, Manifest};
@@ -40,6 +41,43 @@ pub enum Command {
     },
     /// Print the catalog of figures (id, paper, paper figure, title).
     List,
+    /// Calibrate every mechanism to (ε, δ) for k queries of sensitivity Δ: noise scale,
+    /// E|X|, E X² and the max-of-k error at confidence 1 − β.
+    Calibrate {
+        /// Privacy parameter ε > 0.
+        #[arg(long, value_name = "E", allow_negative_numbers = true)]
+        epsilon: f64,
+        /// Privacy parameter δ in (0, 1).
+        #[arg(long, value_name = "D", allow_negative_numbers = true)]
+        delta: f64,
+        /// Number of queries k (an integer ≥ 1; 1e6 is accepted).
+        #[arg(
+            long,
+            value_name = "K",
+            default_value_t = 1.0,
+            allow_negative_numbers = true
+        )]
+        queries: f64,
+        /// Sensitivity Δ > 0 of each query.
+        #[arg(
+            long,
+            value_name = "S",
+            default_value_t = 1.0,
+            allow_negative_numbers = true
+        )]
+        sensitivity: f64,
+        /// Failure probability β in (0, 1) of the max-of-k error bound.
+        #[arg(
+            long,
+            value_name = "B",
+            default_value_t = 0.05,
+            allow_negative_numbers = true
+        )]
+        beta: f64,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
 }
 
 /// The directory the default manifest set lives in.
@@ -65,6 +103,28 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
         Command::Check { manifests } => {
             let manifests = load_all(&manifests_or_default(manifests)?)?;
             check_all(&manifests)
+        }
+        Command::Calibrate {
+            epsilon,
+            delta,
+            queries,
+            sensitivity,
+            beta,
+            format,
+        } => {
+            let req =
+                Request::new(epsilon, delta, queries, sensitivity, beta).map_err(|message| {
+                    DpwError::Input {
+                        file: "calibrate".into(),
+                        key: message.split(':').next().unwrap_or("").to_string(),
+                        message: message
+                            .split_once(": ")
+                            .map(|(_, m)| m.to_string())
+                            .unwrap_or_default(),
+                    }
+                })?;
+            print!("{}", render(&req, &calibrate(&req), format));
+            Ok(ExitCode::SUCCESS)
         }
         Command::List => {
             let manifests = load_all(&discover(Path::new(EXPERIMENTS_DIR))?)?;

@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+pub mod calibrate;
 pub mod check;
 pub mod cli;
 pub mod error;

@@ -20,7 +20,12 @@ pub struct Kind {
 }
 
 /// Every experiment kind, by name.
-pub const KINDS: &[Kind] = &[experiments::bounded_vs_gaussian::KIND];
+pub const KINDS: &[Kind] = &[
+    experiments::bounded_vs_gaussian::KIND,
+    experiments::gaussian_calibration::KIND,
+    experiments::noise_densities::KIND,
+    experiments::noise_ratio::KIND,
+];
 
 /// The kind registered under `name`.
 pub fn find(name: &str) -> Option<&'static Kind> {

@@ -47,3 +47,86 @@ fn fig1_bounded_noise_flattens_and_wins_at_large_k() {
     // The absolute bound beats the high-confidence Gaussian bound at large k.
     assert!(at(&bounded, kmax) < at(&g6, kmax));
 }
+
+fn ys(rows: &[&Row]) -> Vec<f64> {
+    rows.iter().map(|r| r.y).collect()
+}
+
+#[test]
+fn fig3_analytic_levels_off_where_classical_grows_like_one_over_epsilon() {
+    let t = data("fig3");
+    for d in ["1e-2", "1e-5"] {
+        let c = series(&t, "main", &format!("classical_delta_{d}"));
+        // Classical σ·ε is constant.
+        let prod: Vec<f64> = c.iter().map(|r| r.x * r.y).collect();
+        assert!(prod.iter().all(|p| (p / prod[0] - 1.0).abs() < 1e-9));
+        assert!(c.iter().all(|r| r.x < 1.0));
+    }
+    let a2 = series(&t, "main", "analytic_delta_1e-2");
+    let c2 = series(&t, "main", "classical_delta_1e-2");
+    // Orders of magnitude apart at the smallest ε …
+    assert!(c2[0].y / a2[0].y > 100.0);
+    // … and the analytic σ is bounded: it stays below its ε → 0 limit
+    // 1/(2 Φ⁻¹((1 + δ)/2)) and is within 5 % of it at ε = 1e-4.
+    let limit = 1.0 / (2.0 * densities::normal::quantile(0.5 + 0.5e-2));
+    assert!(a2.iter().all(|r| r.y <= limit));
+    assert!(a2[0].y > 0.95 * limit, "{} vs {limit}", a2[0].y);
+    // Analytic is below classical wherever both exist.
+    for d in ["1e-2", "1e-5"] {
+        let a = series(&t, "main", &format!("analytic_delta_{d}"));
+        for r in series(&t, "main", &format!("classical_delta_{d}")) {
+            assert!(at(&a, r.x) < r.y);
+        }
+    }
+}
+
+#[test]
+fn fig4_ratio_exceeds_1_4_near_one_and_grows_with_delta() {
+    let t = data("fig4");
+    let keys = ["1e-2", "1e-4", "1e-6", "1e-8"];
+    let curves: Vec<Vec<&Row>> = keys
+        .iter()
+        .map(|d| series(&t, "main", &format!("ratio_delta_{d}")))
+        .collect();
+    for c in &curves {
+        let last = c.iter().max_by(|a, b| a.x.total_cmp(&b.x)).unwrap();
+        assert!(last.x > 0.85 && last.y >= 1.4, "{} at {}", last.y, last.x);
+    }
+    for w in curves.windows(2) {
+        for r in &w[1] {
+            assert!(at(&w[0], r.x) > r.y, "larger delta must give larger ratio");
+        }
+    }
+}
+
+#[test]
+fn fig7_truncated_laplacian_has_bounded_support() {
+    let t = data("fig7");
+    for panel in ["a", "b"] {
+        let tl = series(&t, panel, "truncated_laplace");
+        let lap = series(&t, panel, "laplace");
+        // Zero outside [−A, A], positive inside, A < the plotted range.
+        let a = tl
+            .iter()
+            .filter(|r| r.y > 0.0)
+            .map(|r| r.x.abs())
+            .fold(0.0, f64::max);
+        assert!(a < 6.0);
+        assert!(tl.iter().all(|r| (r.x.abs() <= a) == (r.y > 0.0)));
+        // Mass concentrated near 0: its density at 0 is at least Laplace's.
+        assert!(at(&tl, 0.0) >= at(&lap, 0.0));
+    }
+}
+
+#[test]
+fn fig8_fig9_every_ratio_is_below_one() {
+    for id in ["fig8", "fig9"] {
+        let t = data(id);
+        assert!(t.rows().len() >= 4 * 60);
+        let bad: Vec<f64> = ys(&t.rows().iter().collect::<Vec<_>>())
+            .into_iter()
+            .filter(|&y| !(y > 0.0 && y < 1.0))
+            .collect();
+        assert!(bad.is_empty(), "{id}: ratios not in (0, 1): {bad:?}");
+    }
+}

@@ -558,3 +558,66 @@ fn list_prints_catalog() {
     let title_col = rows[0].find("TITLE").unwrap();
     assert_eq!(rows[1].find("Tiny"), Some(title_col), "aligned: {text}");
 }
+
+#[test]
+fn calibrate_prints_every_mechanism_in_each_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = ["calibrate", "--epsilon", "0.5", "--delta", "1e-5"];
+    let out = dpw(dir.path(), &base);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for m in [
+        "Laplace",
+        "classical Gaussian",
+        "analytic Gaussian",
+        "truncated Laplacian",
+        "bounded noise power(2)",
+    ] {
+        assert!(text.contains(m), "missing {m} in\n{text}");
+    }
+    let mut args = base.to_vec();
+    args.extend(["--queries", "1e4", "--format", "csv"]);
+    let csv = stdout(&dpw(dir.path(), &args));
+    assert_eq!(csv.lines().count(), 6);
+    assert!(csv.contains("truncated Laplacian,lambda,,,,,,not applicable"));
+    let mut args = base.to_vec();
+    args.extend(["--format", "json"]);
+    let json = stdout(&dpw(dir.path(), &args));
+    assert!(json.trim_start().starts_with('{') && json.contains("\"applicable\": true"));
+}
+
+#[test]
+fn calibrate_bad_arguments_exit_2_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 7] = [
+        (&["--epsilon", "0", "--delta", "1e-5"], "--epsilon"),
+        (&["--epsilon", "-1", "--delta", "1e-5"], "--epsilon"),
+        (&["--epsilon", "1", "--delta", "1"], "--delta"),
+        (
+            &["--epsilon", "1", "--delta", "1e-5", "--queries", "0"],
+            "--queries",
+        ),
+        (
+            &["--epsilon", "1", "--delta", "1e-5", "--queries", "2.5"],
+            "--queries",
+        ),
+        (
+            &["--epsilon", "1", "--delta", "1e-5", "--sensitivity", "0"],
+            "--sensitivity",
+        ),
+        (&["--epsilon", "abc", "--delta", "1e-5"], "--epsilon"),
+    ];
+    for (args, flag) in cases {
+        let mut all = vec!["calibrate"];
+        all.extend_from_slice(args);
+        let out = dpw(dir.path(), &all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("error:") && err.contains(flag),
+            "{args:?}: {err}"
+        );
+        assert!(stdout(&out).is_empty());
+    }
+}

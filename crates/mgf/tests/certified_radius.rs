@@ -92,7 +92,7 @@ fn ten_queries_monte_carlo_delta_is_below_target() {
             loss_half += fam.f(x - 3.0 * s) - fam.f(x);
         }
         let v = if loss.is_finite() {
-            (-(eps - loss).exp_m1()).max(0.0).min(1.0)
+            (-(eps - loss).exp_m1()).clamp(0.0, 1.0)
         } else {
             1.0
         };
@@ -158,7 +158,7 @@ fn normalised_bound_flat_near_published_value() {
         .iter()
         .map(|&k| {
             certified_radius(&noise, k, eps, delta).unwrap().radius
-                / ((k * (1.0 / delta as f64).ln()).sqrt() / eps)
+                / ((k * (1.0 / delta).ln()).sqrt() / eps)
         })
         .collect();
     for v in &vals {

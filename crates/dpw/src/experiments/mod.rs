@@ -3,6 +3,9 @@
 //! the registry lists them. Nothing figure-specific lives outside its module.
 
 pub mod bounded_vs_gaussian;
+pub mod gaussian_calibration;
+pub mod noise_densities;
+pub mod noise_ratio;
 
 use crate::error::KeyError;
 use crate::table::Table;
@@ -68,6 +71,24 @@ pub fn distinct(keys: &[String], what: impl Fn(usize) -> String) -> Result<(), K
         }
     }
     Ok(())
+}
+
+/// Validates a non-empty list of distinct δ values in (0, 1) under `key`.
+pub fn delta_list(key: &str, deltas: &[f64]) -> Result<Vec<f64>, KeyError> {
+    if deltas.is_empty() {
+        return Err(KeyError::new(key, "must list at least one delta in (0, 1)"));
+    }
+    for (i, &d) in deltas.iter().enumerate() {
+        open_unit(&format!("{key}[{i}]"), d)?;
+    }
+    let names: Vec<String> = deltas.iter().map(|d| delta_label(*d)).collect();
+    distinct(&names, |i| format!("{key}[{i}]"))?;
+    Ok(deltas.to_vec())
+}
+
+/// The short form of δ used in series keys: `1e-5`, `0.5` → `5e-1`.
+pub fn delta_label(delta: f64) -> String {
+    format!("{delta:e}")
 }
 
 #[cfg(test)]

@@ -1,0 +1,516 @@
+//! `dpw calibrate`: for k queries of sensitivity Δ (each query moves by at most Δ between
+//! neighbouring datasets) and a target (ε, δ), the noise every mechanism of the five
+//! papers needs, and what that noise costs: E|X| and E X² per coordinate and the error
+//! bound on all k answers at once with probability 1 − β.
+//!
+//! Mechanisms and their calibrations:
+//! - Laplace (formulas.md §1.1): pure ε-DP, L1 sensitivity kΔ, `b = kΔ/ε` (δ unused).
+//! - Classical Gaussian (§1.2, Dwork–Roth Theorem A.1): ε < 1 only, L2 sensitivity √k Δ.
+//! - Analytic Gaussian (§1.2, Balle–Wang Algorithm 1): L2 sensitivity √k Δ.
+//! - Truncated Laplacian (§1.3, Geng et al. Theorem 1): one query (k = 1) only.
+//! - Bounded noise power(2) (§1.4, Dagan–Kur): noise `RΔ·X`, X ∈ (−1, 1), with the
+//!   certified radius R; its moments and quantiles are upper bounds (marked `≤`).
+//!
+//! Max-of-k errors: Laplace and Gaussian exactly (i.i.d. coordinates:
+//! `P(max|Xᵢ| ≤ t) = (1 − p(t))^k`, solved without cancellation); bounded noise by the
+//! union bound `P(|X| > L) ≤ β/k` and never more than RΔ.
+
+use densities::bounded::BoundedFamily;
+use densities::gaussian::{analytic_sigma, classical_sigma};
+use densities::normal::max_abs_quantile;
+use densities::traits::NoiseMoments;
+use densities::truncated_laplace::TruncatedLaplace;
+use mgf::{certified_radius, BoundedNoise};
+
+/// A calibration request (validated by [`Request::new`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Request {
+    /// ε > 0.
+    pub epsilon: f64,
+    /// δ ∈ (0, 1).
+    pub delta: f64,
+    /// Number of queries k ≥ 1 (an integer).
+    pub queries: f64,
+    /// Per-query sensitivity Δ > 0.
+    pub sensitivity: f64,
+    /// Failure probability β ∈ (0, 1) of the max-of-k error.
+    pub beta: f64,
+}
+
+impl Request {
+    /// Validates the arguments; the error names the flag and its allowed range.
+    pub fn new(
+        epsilon: f64,
+        delta: f64,
+        queries: f64,
+        sensitivity: f64,
+        beta: f64,
+    ) -> Result<Self, String> {
+        if !(epsilon.is_finite() && epsilon > 0.0) {
+            return Err(format!(
+                "--epsilon: must be a finite number > 0, got {epsilon}"
+            ));
+        }
+        if !(delta > 0.0 && delta < 1.0) {
+            return Err(format!("--delta: must be in (0, 1), got {delta}"));
+        }
+        if !(queries >= 1.0 && queries.fract() == 0.0 && queries <= 9.007_199_254_740_992e15) {
+            return Err(format!(
+                "--queries: must be an integer in [1, 2^53], got {queries}"
+            ));
+        }
+        if !(sensitivity.is_finite() && sensitivity > 0.0) {
+            return Err(format!(
+                "--sensitivity: must be a finite number > 0, got {sensitivity}"
+            ));
+        }
+        if !(beta > 0.0 && beta < 1.0) {
+            return Err(format!("--beta: must be in (0, 1), got {beta}"));
+        }
+        Ok(Self {
+            epsilon,
+            delta,
+            queries,
+            sensitivity,
+            beta,
+        })
+    }
+}
+
+/// The numbers of one calibrated mechanism.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Numbers {
+    /// The noise scale (b, σ, λ or R·Δ, see [`Row::parameter`]).
+    pub scale: f64,
+    /// E|X| per coordinate.
+    pub mean_abs: f64,
+    /// E X² per coordinate.
+    pub second_moment: f64,
+    /// Bound on max over the k coordinates of |Xᵢ| with probability ≥ 1 − β.
+    pub max_error: f64,
+    /// Whether the three error numbers are upper bounds rather than exact values.
+    pub upper_bounds: bool,
+}
+
+/// One output row: a mechanism, and either its numbers or why it does not apply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Mechanism name.
+    pub mechanism: &'static str,
+    /// What the scale is (`b`, `sigma`, `lambda`, `R*sensitivity`).
+    pub parameter: &'static str,
+    /// The numbers, or the reason the mechanism does not apply.
+    pub result: Result<Numbers, String>,
+    /// How it was calibrated (one line).
+    pub note: String,
+}
+
+/// `t` with `P(max of k i.i.d. Laplace(b) magnitudes ≤ t) = 1 − β`:
+/// `1 − e^{−t/b} = (1 − β)^{1/k}`, so `t = −b ln u` with `u = −expm1(ln_1p(−β)/k)`.
+pub fn laplace_max_abs_quantile(b: f64, k: f64, beta: f64) -> f64 {
+    let u = -((-beta).ln_1p() / k).exp_m1();
+    -b * u.ln()
+}
+
+/// `t` with `P(|X| > t) = β` for the truncated Laplacian (capped at A):
+/// `(e^{−t/λ} − e^{−h})/(1 − e^{−h}) = β`.
+pub fn truncated_laplace_abs_quantile(t: &TruncatedLaplace, beta: f64) -> f64 {
+    let e = (-t.h).exp();
+    let level = -t.lambda * (beta * (1.0 - e) + e).ln();
+    level.min(t.a)
+}
+
+/// Calibrates every mechanism for `req`.
+pub fn calibrate(req: &Request) -> Vec<Row> {
+    let Request {
+        epsilon,
+        delta,
+        queries: k,
+        sensitivity,
+        beta,
+    } = *req;
+    let mut rows = Vec::new();
+
+    let b = k * sensitivity / epsilon;
+    rows.push(Row {
+        mechanism: "Laplace",
+        parameter: "b",
+        result: Ok(Numbers {
+            scale: b,
+            mean_abs: b,
+            second_moment: 2.0 * b * b,
+            max_error: laplace_max_abs_quantile(b, k, beta),
+            upper_bounds: false,
+        }),
+        note: "pure eps-DP (delta unused), L1 sensitivity k*sensitivity".into(),
+    });
+
+    let l2 = k.sqrt() * sensitivity;
+    let gaussian = |sigma: f64| Numbers {
+        scale: sigma,
+        mean_abs: sigma * (2.0 / std::f64::consts::PI).sqrt(),
+        second_moment: sigma * sigma,
+        max_error: sigma * max_abs_quantile(k, beta),
+        upper_bounds: false,
+    };
+    rows.push(Row {
+        mechanism: "classical Gaussian",
+        parameter: "sigma",
+        result: if epsilon < 1.0 {
+            classical_sigma(epsilon, delta, l2)
+                .map(gaussian)
+                .map_err(|e| e.to_string())
+        } else {
+            Err("not applicable: the classical calibration holds only for eps < 1".into())
+        },
+        note: "sigma = sqrt(k)*sensitivity*sqrt(2 ln(1.25/delta))/eps".into(),
+    });
+    rows.push(Row {
+        mechanism: "analytic Gaussian",
+        parameter: "sigma",
+        result: analytic_sigma(epsilon, delta, l2)
+            .map(gaussian)
+            .map_err(|e| e.to_string()),
+        note: "exact calibration (Balle-Wang Alg. 1), L2 sensitivity sqrt(k)*sensitivity".into(),
+    });
+    rows.push(Row {
+        mechanism: "truncated Laplacian",
+        parameter: "lambda",
+        result: if k == 1.0 {
+            TruncatedLaplace::new(epsilon, delta, sensitivity)
+                .map(|t| Numbers {
+                    scale: t.lambda,
+                    mean_abs: t.mean_abs(),
+                    second_moment: t.second_moment(),
+                    max_error: truncated_laplace_abs_quantile(&t, beta),
+                    upper_bounds: false,
+                })
+                .map_err(|e| e.to_string())
+        } else {
+            Err("not applicable: calibrated for a single query (k = 1) only".into())
+        },
+        note: "lambda = sensitivity/eps on [-A, A], A = lambda ln(1 + (e^eps - 1)/(2 delta))"
+            .into(),
+    });
+    rows.push(Row {
+        mechanism: "bounded noise power(2)",
+        parameter: "R*sensitivity",
+        result: bounded(req),
+        note: "certified R (Dagan-Kur); every error is at most R*sensitivity".into(),
+    });
+    rows
+}
+
+fn bounded(req: &Request) -> Result<Numbers, String> {
+    let family = BoundedFamily::power(2.0).map_err(|e| e.to_string())?;
+    let noise = BoundedNoise::new(family).map_err(|e| e.to_string())?;
+    let cert =
+        certified_radius(&noise, req.queries, req.epsilon, req.delta).map_err(|e| e.to_string())?;
+    let scale = cert.radius * req.sensitivity;
+    let (m1, m2) = noise.moments_upper();
+    Ok(Numbers {
+        scale,
+        mean_abs: scale * m1,
+        second_moment: scale * scale * m2,
+        max_error: scale * noise.tail_level(req.beta / req.queries),
+        upper_bounds: true,
+    })
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// An aligned table for people.
+    Table,
+    /// CSV: `mechanism,parameter,scale,mean_abs,second_moment,max_error,upper_bounds,note`.
+    Csv,
+    /// A JSON object with the request and one entry per mechanism.
+    Json,
+}
+
+fn num(v: f64) -> String {
+    // Shortest round-trip form.
+    format!("{v:?}")
+}
+
+fn short(v: f64) -> String {
+    if v != 0.0 && (v.abs() >= 1e6 || v.abs() < 1e-3) {
+        format!("{v:.4e}")
+    } else {
+        format!("{v:.6}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    }
+}
+
+/// Renders the rows in `format`.
+pub fn render(req: &Request, rows: &[Row], format: Format) -> String {
+    match format {
+        Format::Table => render_table(req, rows),
+        Format::Csv => render_csv(rows),
+        Format::Json => render_json(req, rows),
+    }
+}
+
+fn render_table(req: &Request, rows: &[Row]) -> String {
+    let mut out = format!(
+        "eps = {}, delta = {}, k = {} queries of sensitivity {}; max error = max over the k answers, with probability 1 - beta = {}\n\n",
+        short(req.epsilon),
+        short(req.delta),
+        req.queries,
+        short(req.sensitivity),
+        short(1.0 - req.beta)
+    );
+    let header = [
+        "mechanism",
+        "parameter",
+        "scale",
+        "E|X|",
+        "E X^2",
+        "max error",
+    ];
+    let mut cells: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
+    let mut notes = Vec::new();
+    for r in rows {
+        match &r.result {
+            Ok(n) => {
+                let le = if n.upper_bounds { "<= " } else { "" };
+                cells.push(vec![
+                    r.mechanism.to_string(),
+                    r.parameter.to_string(),
+                    short(n.scale),
+                    format!("{le}{}", short(n.mean_abs)),
+                    format!("{le}{}", short(n.second_moment)),
+                    format!("{le}{}", short(n.max_error)),
+                ]);
+                notes.push(format!("{}: {}", r.mechanism, r.note));
+            }
+            Err(why) => {
+                cells.push(vec![
+                    r.mechanism.to_string(),
+                    r.parameter.to_string(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                ]);
+                notes.push(format!("{}: {why}", r.mechanism));
+            }
+        }
+    }
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| {
+            cells
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in &cells {
+        let line: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, s)| {
+                let pad = widths[c] - s.chars().count();
+                if c < 2 {
+                    format!("{s}{}", " ".repeat(pad))
+                } else {
+                    format!("{}{s}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out.push('\n');
+    for n in notes {
+        out.push_str(&n);
+        out.push('\n');
+    }
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn render_csv(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "mechanism,parameter,scale,mean_abs,second_moment,max_error,upper_bounds,note\n",
+    );
+    for r in rows {
+        let (nums, note) = match &r.result {
+            Ok(n) => (
+                format!(
+                    "{},{},{},{},{}",
+                    num(n.scale),
+                    num(n.mean_abs),
+                    num(n.second_moment),
+                    num(n.max_error),
+                    n.upper_bounds
+                ),
+                r.note.clone(),
+            ),
+            Err(why) => (",,,,".to_string(), why.clone()),
+        };
+        out.push_str(&format!(
+            "{},{},{nums},{}\n",
+            csv_field(r.mechanism),
+            csv_field(r.parameter),
+            csv_field(&note)
+        ));
+    }
+    out
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn render_json(req: &Request, rows: &[Row]) -> String {
+    let mut out = format!(
+        "{{\"request\": {{\"epsilon\": {}, \"delta\": {}, \"queries\": {}, \"sensitivity\": {}, \"beta\": {}}},\n \"mechanisms\": [\n",
+        num(req.epsilon),
+        num(req.delta),
+        num(req.queries),
+        num(req.sensitivity),
+        num(req.beta)
+    );
+    let entries: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let body = match &r.result {
+                Ok(n) => format!(
+                    "\"applicable\": true, \"scale\": {}, \"mean_abs\": {}, \"second_moment\": {}, \"max_error\": {}, \"upper_bounds\": {}, \"note\": {}",
+                    num(n.scale),
+                    num(n.mean_abs),
+                    num(n.second_moment),
+                    num(n.max_error),
+                    n.upper_bounds,
+                    json_str(&r.note)
+                ),
+                Err(why) => format!("\"applicable\": false, \"note\": {}", json_str(why)),
+            };
+            format!(
+                "  {{\"mechanism\": {}, \"parameter\": {}, {body}}}",
+                json_str(r.mechanism),
+                json_str(r.parameter)
+            )
+        })
+        .collect();
+    out.push_str(&entries.join(",\n"));
+    out.push_str("\n ]}\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn laplace_max_quantile_matches_direct_formula_and_simulation_free_check() {
+        // k = 1: P(|X| > t) = e^{−t/b} = β.
+        let t = laplace_max_abs_quantile(2.0, 1.0, 0.05);
+        assert!((t - 2.0 * (1.0f64 / 0.05).ln()).abs() < 1e-12);
+        // k = 10: plug back into (1 − e^{−t/b})^k = 1 − β.
+        let t = laplace_max_abs_quantile(1.0, 10.0, 0.01);
+        assert!(((1.0 - (-t).exp()).powi(10) - 0.99).abs() < 1e-12);
+    }
+
+    #[test]
+    fn truncated_laplace_quantile_inverts_its_cdf() {
+        use densities::traits::ContinuousCdf;
+        let t = TruncatedLaplace::new(1.0, 1e-3, 1.0).unwrap();
+        let q = truncated_laplace_abs_quantile(&t, 0.05);
+        assert!((2.0 * t.sf(q) - 0.05).abs() < 1e-12);
+        // Tiny β: the support's edge.
+        assert_eq!(truncated_laplace_abs_quantile(&t, 1e-300), t.a);
+    }
+
+    #[test]
+    fn rows_explain_missing_mechanisms() {
+        let rows = calibrate(&Request::new(2.0, 1e-6, 10.0, 1.0, 0.05).unwrap());
+        let why = |m: &str| {
+            rows.iter()
+                .find(|r| r.mechanism == m)
+                .unwrap()
+                .result
+                .clone()
+                .unwrap_err()
+        };
+        assert!(why("classical Gaussian").contains("eps < 1"));
+        assert!(why("truncated Laplacian").contains("k = 1"));
+        let analytic = rows
+            .iter()
+            .find(|r| r.mechanism == "analytic Gaussian")
+            .unwrap();
+        assert!(analytic.result.is_ok());
+    }
+
+    #[test]
+    fn bounded_error_never_exceeds_radius_and_moments_are_consistent() {
+        let req = Request::new(1.0, 1e-6, 100.0, 2.0, 0.05).unwrap();
+        let rows = calibrate(&req);
+        let n = rows
+            .iter()
+            .find(|r| r.mechanism.starts_with("bounded"))
+            .unwrap()
+            .result
+            .clone()
+            .unwrap();
+        assert!(n.max_error <= n.scale && n.mean_abs < n.scale);
+        // Jensen: (E|X|)² ≤ E X² (both are upper bounds tight to ~1e-5).
+        assert!(n.mean_abs * n.mean_abs <= n.second_moment * (1.0 + 1e-4));
+    }
+
+    #[test]
+    fn request_validation_names_the_flag() {
+        assert!(Request::new(0.0, 0.1, 1.0, 1.0, 0.05)
+            .unwrap_err()
+            .starts_with("--epsilon"));
+        assert!(Request::new(1.0, 1.0, 1.0, 1.0, 0.05)
+            .unwrap_err()
+            .starts_with("--delta"));
+        assert!(Request::new(1.0, 0.1, 0.5, 1.0, 0.05)
+            .unwrap_err()
+            .starts_with("--queries"));
+        assert!(Request::new(1.0, 0.1, 2.5, 1.0, 0.05)
+            .unwrap_err()
+            .starts_with("--queries"));
+        assert!(Request::new(1.0, 0.1, 1.0, -1.0, 0.05)
+            .unwrap_err()
+            .starts_with("--sensitivity"));
+        assert!(Request::new(1.0, 0.1, 1.0, 1.0, 1.0)
+            .unwrap_err()
+            .starts_with("--beta"));
+    }
+
+    #[test]
+    fn csv_has_one_row_per_mechanism_and_json_is_balanced() {
+        let req = Request::new(0.5, 1e-5, 1.0, 1.0, 0.05).unwrap();
+        let rows = calibrate(&req);
+        let csv = render(&req, &rows, Format::Csv);
+        assert_eq!(csv.lines().count(), rows.len() + 1);
+        assert!(csv.lines().all(|l| !l.contains("NaN")));
+        let json = render(&req, &rows, Format::Json);
+        assert_eq!(json.matches('{').count(), json.matches('}').count());
+        assert_eq!(json.matches("\"mechanism\"").count(), rows.len());
+    }
+}

@@ -20,6 +20,38 @@ bench:
 list:
     cargo run --release -- list
 
-# Dagan–Kur Figure 1: bounded noise against the Gaussian mechanism.
+# Bounded noise vs Gaussian: normalised noise for k queries.
 fig1:
     cargo run --release -- run experiments/fig1.toml
+
+# Classical vs analytic Gaussian mechanism: σ against ε.
+fig3:
+    cargo run --release -- run experiments/fig3.toml
+
+# Variance ratio of classical to analytic Gaussian calibration.
+fig4:
+    cargo run --release -- run experiments/fig4.toml
+
+# Truncated Laplacian, Laplace and analytic Gaussian noise densities.
+fig7:
+    cargo run --release -- run experiments/fig7.toml
+
+# Truncated Laplacian vs analytic Gaussian: ratio of noise amplitude E|X|.
+fig8:
+    cargo run --release -- run experiments/fig8.toml
+
+# Truncated Laplacian vs analytic Gaussian: ratio of noise power E X².
+fig9:
+    cargo run --release -- run experiments/fig9.toml
+
+# Concentration bound for mixes of DP and BR mechanisms vs optimal DP composition.
+fig12:
+    cargo run --release -- run experiments/fig12.toml
+
+# Optimal composition of mixes of DP and BR mechanisms.
+fig13:
+    cargo run --release -- run experiments/fig13.toml
+
+# Order matters in adaptive composition: δ(DP, BR, BR) / δ(BR, BR, DP).
+fig14:
+    cargo run --release -- run experiments/fig14.toml

@@ -7,7 +7,9 @@ pub mod bounded;
 pub mod error;
 pub mod gaussian;
 pub mod laplace;
+pub mod lp_noise;
 pub mod normal;
+pub mod tradeoff;
 pub mod traits;
 pub mod truncated_laplace;
 

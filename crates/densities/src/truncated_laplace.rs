@@ -74,6 +74,11 @@ impl TruncatedLaplace {
     pub fn sample_from_uniform(&self, u: f64) -> f64 {
         self.quantile(u)
     }
+
+    /// Draws one sample from `rng` (inversion of the CDF).
+    pub fn sample<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        self.quantile(rng.gen::<f64>())
+    }
 }
 
 impl Continuous for TruncatedLaplace {
@@ -226,6 +231,30 @@ mod tests {
                 "ε={eps} δ={delta}: {total}"
             );
         }
+    }
+
+    #[test]
+    fn samples_match_closed_form_moments() {
+        use rand::SeedableRng;
+        let t = TruncatedLaplace::new(0.5, 1e-3, 2.0).unwrap();
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        let n = 400_000;
+        let (mut s1, mut s2, mut s4, mut m) = (0.0, 0.0, 0.0, 0.0f64);
+        for _ in 0..n {
+            let x = t.sample(&mut rng);
+            s1 += x.abs();
+            s2 += x * x;
+            s4 += x.powi(4);
+            m = m.max(x.abs());
+        }
+        let nf = n as f64;
+        let (e1, e2) = (s1 / nf, s2 / nf);
+        // Standard errors from the sample itself.
+        let se1 = ((e2 - e1 * e1) / nf).sqrt();
+        let se2 = ((s4 / nf - e2 * e2) / nf).sqrt();
+        assert!((e1 - t.mean_abs()).abs() < 5.0 * se1, "{e1} vs {}", t.mean_abs());
+        assert!((e2 - t.second_moment()).abs() < 5.0 * se2);
+        assert!(m <= t.a);
     }
 
     #[test]

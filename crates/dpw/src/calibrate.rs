@@ -257,7 +257,7 @@ fn render_table(req: &Request, rows: &[Row]) -> String {
     let mut out = format!(
         "eps = {}, delta = {}, k = {} queries of sensitivity {}; max error = max over the k answers, with probability 1 - beta = {}\n\n",
         short(req.epsilon),
-        short(req.delta),
+        format!("{:e}", req.delta),
         req.queries,
         short(req.sensitivity),
         short(1.0 - req.beta)

@@ -25,6 +25,8 @@ pub const KINDS: &[Kind] = &[
     experiments::gaussian_calibration::KIND,
     experiments::noise_densities::KIND,
     experiments::noise_ratio::KIND,
+    experiments::composition_bounds::KIND,
+    experiments::adaptive_order::KIND,
 ];
 
 /// The kind registered under `name`.

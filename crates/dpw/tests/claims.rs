@@ -130,3 +130,66 @@ fn fig8_fig9_every_ratio_is_below_one() {
         assert!(bad.is_empty(), "{id}: ratios not in (0, 1): {bad:?}");
     }
 }
+
+#[test]
+fn fig12_optimal_dp_is_close_to_the_half_br_bound() {
+    let t = data("fig12");
+    let opt = series(&t, "main", "optimal_dp");
+    let half = series(&t, "main", "concentration_l50");
+    let all_dp = series(&t, "main", "concentration_l100");
+    for r in &opt {
+        let h = at(&half, r.x);
+        // Within 20 % of the ℓ = 50 bound (10 % for ε ≤ 0.1), and closer to it than to
+        // the all-DP bound (advanced composition).
+        let tol = if r.x <= 0.1 { 0.1 } else { 0.2 };
+        assert!((r.y / h - 1.0).abs() < tol, "eps {}: {} vs {h}", r.x, r.y);
+        assert!((r.y - h).abs() < (at(&all_dp, r.x) - r.y).abs());
+    }
+}
+
+#[test]
+fn fig13_optimum_interpolates_and_stays_below_eq3() {
+    let t = data("fig13");
+    let ls = [0, 25, 50, 75, 100];
+    let opt: Vec<Vec<&Row>> = ls
+        .iter()
+        .map(|l| series(&t, "main", &format!("optimal_l{l}")))
+        .collect();
+    for (l, o) in ls.iter().zip(&opt) {
+        let bound = series(&t, "main", &format!("concentration_l{l}"));
+        for r in o {
+            assert!(r.y < at(&bound, r.x), "l = {l}, eps = {}", r.x);
+        }
+    }
+    // More DP mechanisms, larger ε_g; the ends are DDR19 (all BR) and KOV (all DP),
+    // recomputed here through their own formulas.
+    for w in opt.windows(2) {
+        for r in &w[1] {
+            assert!(r.y > at(&w[0], r.x));
+        }
+    }
+    for r in &opt[0] {
+        let ddr = composition::br_epsilon(100, r.x, 1e-6).unwrap();
+        assert!((r.y / ddr - 1.0).abs() < 1e-6, "{} vs {ddr}", r.y);
+    }
+    for r in &opt[4] {
+        let kov = composition::dp_epsilon(100, r.x, 1e-6).unwrap();
+        assert!((r.y / kov - 1.0).abs() < 1e-6, "{} vs {kov}", r.y);
+    }
+}
+
+#[test]
+fn fig14_order_matters() {
+    let t = data("fig14");
+    for e in ["0.1", "0.5", "1"] {
+        let s = series(&t, "main", &format!("eps_{e}"));
+        assert!(
+            s.iter().all(|r| r.y >= 1.0 - 1e-12),
+            "ratio below 1 for eps {e}"
+        );
+        assert!(
+            s.iter().any(|r| r.y > 1.005),
+            "no visible difference for eps {e}"
+        );
+    }
+}

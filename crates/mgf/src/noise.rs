@@ -97,10 +97,10 @@ impl BoundedNoise {
         let mut m1 = rest;
         let mut m2 = rest;
         for c in &cells {
-            // ∫ x p ≤ z t1 + t2 and ∫ x² p ≤ (z + h)(z t1 + t2) on [z, z + h].
-            let first = c.z * c.t1 + c.t2;
-            m1 += first;
-            m2 += (c.z + c.h) * first;
+            // With x = z + u on [z, z + h]: ∫ x p = z t1 + t2 and
+            // ∫ x² p = z² t1 + 2z t2 + ∫ u² p ≤ z² t1 + 2z t2 + h t2 (u ≤ h).
+            m1 += c.z * c.t1 + c.t2;
+            m2 += c.z * c.z * c.t1 + (2.0 * c.z + c.h) * c.t2;
         }
         (
             2.0 * m1 * (1.0 + ROUNDING_SLACK),

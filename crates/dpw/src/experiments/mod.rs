@@ -2,7 +2,9 @@
 //! runs it into a tidy [`Table`]. Each module exposes one [`crate::registry::Kind`];
 //! the registry lists them. Nothing figure-specific lives outside its module.
 
+pub mod adaptive_order;
 pub mod bounded_vs_gaussian;
+pub mod composition_bounds;
 pub mod gaussian_calibration;
 pub mod noise_densities;
 pub mod noise_ratio;

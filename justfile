@@ -20,6 +20,7 @@ bench:
 list:
     cargo run --release -- list
 
+
 # Bounded noise vs Gaussian: normalised noise for k queries.
 fig1:
     cargo run --release -- run experiments/fig1.toml
@@ -43,6 +44,14 @@ fig8:
 # Truncated Laplacian vs analytic Gaussian: ratio of noise power E X².
 fig9:
     cargo run --release -- run experiments/fig9.toml
+
+# Trade-off functions in one dimension: Laplace, analytic Gaussian, truncated Laplacian vs f_{ε,δ}.
+fig10:
+    cargo run --release -- run experiments/fig10.toml
+
+# High-dimensional CLT: trade-off curves of exp(−‖x‖_p^a) noise against G_1.
+fig11:
+    cargo run --release -- run experiments/fig11.toml
 
 # Concentration bound for mixes of DP and BR mechanisms vs optimal DP composition.
 fig12:

@@ -252,7 +252,11 @@ mod tests {
         // Standard errors from the sample itself.
         let se1 = ((e2 - e1 * e1) / nf).sqrt();
         let se2 = ((s4 / nf - e2 * e2) / nf).sqrt();
-        assert!((e1 - t.mean_abs()).abs() < 5.0 * se1, "{e1} vs {}", t.mean_abs());
+        assert!(
+            (e1 - t.mean_abs()).abs() < 5.0 * se1,
+            "{e1} vs {}",
+            t.mean_abs()
+        );
         assert!((e2 - t.second_moment()).abs() < 5.0 * se2);
         assert!(m <= t.a);
     }

@@ -255,9 +255,9 @@ pub fn render(req: &Request, rows: &[Row], format: Format) -> String {
 
 fn render_table(req: &Request, rows: &[Row]) -> String {
     let mut out = format!(
-        "eps = {}, delta = {}, k = {} queries of sensitivity {}; max error = max over the k answers, with probability 1 - beta = {}\n\n",
+        "eps = {}, delta = {:e}, k = {} queries of sensitivity {}; max error = max over the k answers, with probability 1 - beta = {}\n\n",
         short(req.epsilon),
-        format!("{:e}", req.delta),
+        req.delta,
         req.queries,
         short(req.sensitivity),
         short(1.0 - req.beta)

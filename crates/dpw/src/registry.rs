@@ -27,6 +27,8 @@ pub const KINDS: &[Kind] = &[
     experiments::noise_ratio::KIND,
     experiments::composition_bounds::KIND,
     experiments::adaptive_order::KIND,
+    experiments::tradeoff_curves::KIND,
+    experiments::clt_tradeoff::KIND,
 ];
 
 /// The kind registered under `name`.

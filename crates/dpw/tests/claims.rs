@@ -193,3 +193,68 @@ fn fig14_order_matters() {
         );
     }
 }
+
+#[test]
+fn fig10_truncated_laplacian_touches_the_budget_with_less_variance() {
+    let t = data("fig10");
+    let f = series(&t, "tradeoff", "f_eps_delta");
+    for key in ["truncated_laplace", "analytic_gaussian"] {
+        let s = series(&t, "tradeoff", key);
+        let gaps: Vec<f64> = s.iter().map(|r| r.y - at(&f, r.x)).collect();
+        assert!(
+            gaps.iter().all(|&g| g >= -1e-12),
+            "{key} dips below f_eps_delta"
+        );
+        if key == "truncated_laplace" {
+            assert!(
+                gaps.iter().skip(1).any(|&g| g.abs() < 1e-9),
+                "does not touch"
+            );
+        }
+    }
+    // At ε = 1: variance relative to Laplace's 2/ε².
+    let tl = series(&t, "variance", "truncated_laplace");
+    let g = series(&t, "variance", "analytic_gaussian");
+    assert!(at(&tl, 1.0) < 1.0 && at(&g, 1.0) > 1.0);
+}
+
+#[test]
+fn fig11_random_directions_are_gaussian_and_e1_is_not() {
+    let t = data("fig11");
+    let g1 = series(&t, "random", "gdp_1");
+    let dev = |panel: &str, key: &str| {
+        series(&t, panel, key)
+            .iter()
+            .map(|r| (r.y - at(&g1, r.x)).abs())
+            .fold(0.0, f64::max)
+    };
+    for key in ["p1_a1", "p2_a1", "p4_a4", "p2_a2"] {
+        assert!(dev("random", key) < 0.03, "{key}: {}", dev("random", key));
+    }
+    for key in ["p1_a1", "p4_a4"] {
+        assert!(dev("e1", key) > 0.05, "{key} on e1 looks Gaussian");
+    }
+    // The Gaussian itself: inside its band at most α.
+    for panel in ["random", "e1"] {
+        let s = series(&t, panel, "p2_a2");
+        let inside = s
+            .iter()
+            .filter(|r| {
+                let g = at(&g1, r.x);
+                r.extra[0] - 1e-12 <= g && g <= r.extra[1] + 1e-12
+            })
+            .count();
+        assert!(
+            inside as f64 >= 0.8 * s.len() as f64,
+            "{panel}: {inside}/{}",
+            s.len()
+        );
+    }
+    // Cramér–Rao: ≥ 1, and 1 for the Gaussian.
+    for r in t.rows().iter().filter(|r| r.panel == "cramer_rao") {
+        assert!(r.y >= 1.0 - 1e-12);
+        if r.series == "p2_a2" {
+            assert!((r.y - 1.0).abs() < 1e-9);
+        }
+    }
+}

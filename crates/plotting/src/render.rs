@@ -168,7 +168,9 @@ fn draw_panel<DB: DrawingBackend>(
         let bars: Vec<(f64, f64, f64, f64)> = pts
             .iter()
             .filter_map(|p| match (p.y_lo, p.y_hi) {
-                (Some(lo), Some(hi)) if ya.admits(lo) && ya.admits(hi) => Some((p.x, lo, p.y, hi)),
+                (Some(lo), Some(hi)) if ya.admits(lo) && ya.admits(hi) && hi > lo => {
+                    Some((p.x, lo, p.y, hi))
+                }
                 _ => None,
             })
             .collect();

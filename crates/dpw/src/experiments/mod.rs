@@ -4,10 +4,12 @@
 
 pub mod adaptive_order;
 pub mod bounded_vs_gaussian;
+pub mod clt_tradeoff;
 pub mod composition_bounds;
 pub mod gaussian_calibration;
 pub mod noise_densities;
 pub mod noise_ratio;
+pub mod tradeoff_curves;
 
 use crate::error::KeyError;
 use crate::table::Table;

@@ -14,6 +14,8 @@
 //! - [`concentration`]: Cesar–Rogers eq. 3 (§3.3), an upper bound for any adaptive mix.
 //! - [`adaptive`]: a fixed order of adaptively chosen DP and BR mechanisms (Cesar–Rogers
 //!   Lemma 5.1; §3.3).
+//! - [`zcdp`]: zero-concentrated DP of Gaussian noise and its conversions to (ε, δ)
+//!   (Bun–Steinke; Canonne–Kamath–Steinke; formulas.md §3.4).
 //! - [`error`]: [`CompositionError`]; every public function validates its inputs
 //!   (ε > 0 finite, δ ∈ (0, 1), at least one mechanism, …) and returns `Result`.
 //!
@@ -46,6 +48,7 @@ pub mod error;
 pub(crate) mod invert;
 pub mod mixed;
 pub(crate) mod optimize;
+pub mod zcdp;
 
 pub use adaptive::{adaptive_delta, adaptive_epsilon, Mechanism, MAX_ADAPTIVE_BR};
 pub use br::{

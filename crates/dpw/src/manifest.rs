@@ -164,9 +164,15 @@ fn golden_path(manifest: &Path, id: &str) -> PathBuf {
 pub struct ParamsInput<'a> {
     text: &'a str,
     keys: &'a KeyTree,
+    dir: &'a Path,
 }
 
 impl ParamsInput<'_> {
+    /// The directory of the manifest file: relative input paths resolve against it.
+    pub fn dir(&self) -> &Path {
+        self.dir
+    }
+
     /// Deserialises `[params]` into `T` (which should use `deny_unknown_fields`).
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, KeyError> {
         #[derive(Deserialize)]
@@ -259,6 +265,7 @@ pub fn load(path: &Path) -> Result<Manifest, DpwError> {
     let job = (kind.prepare)(&ParamsInput {
         text: &text,
         keys: &keys,
+        dir: path.parent().unwrap_or(Path::new("")),
     })
     .map_err(|e| e.in_file(&file))?;
 

@@ -29,6 +29,8 @@ pub const KINDS: &[Kind] = &[
     experiments::adaptive_order::KIND,
     experiments::tradeoff_curves::KIND,
     experiments::clt_tradeoff::KIND,
+    experiments::histogram_mechanisms::KIND,
+    experiments::topk_counts::KIND,
 ];
 
 /// The kind registered under `name`.

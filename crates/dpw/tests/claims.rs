@@ -258,3 +258,62 @@ fn fig11_random_directions_are_gaussian_and_e1_is_not() {
         }
     }
 }
+
+#[test]
+fn fig15_laplace_wins_small_l0_gaussian_wins_large() {
+    let t = data("fig15");
+    let lap = series(&t, "main", "laplace_optimal_dp");
+    let gauss = series(&t, "main", "gaussian_analytic");
+    assert!(at(&lap, 1.0) < at(&gauss, 1.0));
+    assert!(at(&lap, 100.0) > at(&gauss, 100.0));
+    // One crossover, between 3 and 30.
+    let sign: Vec<bool> = lap.iter().map(|r| r.y < at(&gauss, r.x)).collect();
+    let flips = sign.windows(2).filter(|w| w[0] != w[1]).count();
+    let cross = lap.iter().find(|r| r.y >= at(&gauss, r.x)).unwrap().x;
+    assert!(
+        flips == 1 && (3.0..=30.0).contains(&cross),
+        "{flips} flips, at {cross}"
+    );
+    // Conversions: exact ≤ CKS ≤ Bun–Steinke everywhere.
+    let bs = series(&t, "main", "gaussian_zcdp");
+    let cks = series(&t, "main", "gaussian_zcdp_cks");
+    for r in &gauss {
+        assert!(r.y <= at(&cks, r.x) && at(&cks, r.x) <= at(&bs, r.x));
+    }
+}
+
+#[test]
+fn fig16_one_shot_gaussian_calibration_loses_under_composition() {
+    let t = data("fig16");
+    let composed = series(&t, "main", "gaussian_analytic_composed");
+    for key in ["gaussian_zcdp", "gaussian_zcdp_cks", "laplace_optimal_dp"] {
+        let other = series(&t, "main", key);
+        for r in &composed {
+            assert!(r.y > at(&other, r.x), "{key} at k = {}", r.x);
+        }
+    }
+}
+
+#[test]
+fn fig17_ordered_gaussian_has_smaller_error_on_small_counts() {
+    let t = data("fig17");
+    let lap = series(&t, "rmse", "laplace");
+    let gauss = series(&t, "rmse", "gaussian_ordered");
+    let mean = |rows: &[&Row]| {
+        let small: Vec<f64> = rows.iter().filter(|r| r.x > 10.0).map(|r| r.y).collect();
+        small.iter().sum::<f64>() / small.len() as f64
+    };
+    assert!(
+        mean(&gauss) < 0.85 * mean(&lap),
+        "{} vs {}",
+        mean(&gauss),
+        mean(&lap)
+    );
+    // Laplace with b = 1/ε₀ = 10 has RMSE √2·b ≈ 14.1 per count (sampling check).
+    let all: f64 = lap.iter().map(|r| r.y * r.y).sum::<f64>() / lap.len() as f64;
+    assert!(
+        (all.sqrt() / (2f64.sqrt() * 10.0) - 1.0).abs() < 0.1,
+        "{}",
+        all.sqrt()
+    );
+}

@@ -7,8 +7,10 @@ pub mod bounded_vs_gaussian;
 pub mod clt_tradeoff;
 pub mod composition_bounds;
 pub mod gaussian_calibration;
+pub mod histogram_mechanisms;
 pub mod noise_densities;
 pub mod noise_ratio;
+pub mod topk_counts;
 pub mod tradeoff_curves;
 
 use crate::error::KeyError;

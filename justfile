@@ -21,6 +21,7 @@ list:
     cargo run --release -- list
 
 
+
 # Bounded noise vs Gaussian: normalised noise for k queries.
 fig1:
     cargo run --release -- run experiments/fig1.toml
@@ -32,6 +33,14 @@ fig3:
 # Variance ratio of classical to analytic Gaussian calibration.
 fig4:
     cargo run --release -- run experiments/fig4.toml
+
+# Private mean estimation: Gaussian mechanisms, denoising and Laplace against d.
+fig5:
+    cargo run --release -- run experiments/fig5.toml
+
+# Heat-map release with the analytic Gaussian mechanism, raw and denoised.
+fig6:
+    cargo run --release -- run experiments/fig6.toml
 
 # Truncated Laplacian, Laplace and analytic Gaussian noise densities.
 fig7:
@@ -64,3 +73,15 @@ fig13:
 # Order matters in adaptive composition: δ(DP, BR, BR) / δ(BR, BR, DP).
 fig14:
     cargo run --release -- run experiments/fig14.toml
+
+# Laplace vs Gaussian noise on histograms: overall ε against ℓ0 sensitivity.
+fig15:
+    cargo run --release -- run experiments/fig15.toml
+
+# Laplace vs Gaussian under composition: overall ε against the number of releases.
+fig16:
+    cargo run --release -- run experiments/fig16.toml
+
+# Top-20 counts: Laplace vs Gaussian with ordered least squares.
+fig17:
+    cargo run --release -- run experiments/fig17.toml

@@ -31,6 +31,8 @@ pub const KINDS: &[Kind] = &[
     experiments::clt_tradeoff::KIND,
     experiments::histogram_mechanisms::KIND,
     experiments::topk_counts::KIND,
+    experiments::mean_estimation::KIND,
+    experiments::heatmap_release::KIND,
 ];
 
 /// The kind registered under `name`.

@@ -34,14 +34,47 @@ pub fn compute(m: &Manifest) -> Result<(RenderedFigure, f64), DpwError> {
     bar.finish_and_clear();
     table.check_finite().map_err(&fail)?;
     let points = table.to_points();
+    let plot = titled(&m.plot, &table);
     let svg =
-        plotting::render_svg(&m.plot, &points).map_err(|e| fail(format!("rendering SVG: {e}")))?;
+        plotting::render_svg(&plot, &points).map_err(|e| fail(format!("rendering SVG: {e}")))?;
     let png =
-        plotting::render_png(&m.plot, &points).map_err(|e| fail(format!("rendering PNG: {e}")))?;
+        plotting::render_png(&plot, &points).map_err(|e| fail(format!("rendering PNG: {e}")))?;
     Ok((
         RenderedFigure { table, svg, png },
         start.elapsed().as_secs_f64(),
     ))
+}
+
+/// Four significant digits, without trailing zeros.
+fn significant(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let digits = (3 - v.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{v:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// The plot spec with each panel title's `{column}` placeholders replaced by that
+/// column's value in the panel's first row (e.g. an RMSE in a heatmap's title).
+pub fn titled(spec: &plotting::PlotSpec, table: &crate::table::Table) -> plotting::PlotSpec {
+    let mut spec = spec.clone();
+    let names = table.extra_columns().to_vec();
+    for panel in &mut spec.panels {
+        let Some(row) = table.rows().iter().find(|r| r.panel == panel.key) else {
+            continue;
+        };
+        for (name, v) in names.iter().zip(&row.extra) {
+            panel.title = panel
+                .title
+                .replace(&format!("{{{name}}}"), &significant(*v));
+        }
+    }
+    spec
 }
 
 /// Computes every manifest, then writes each figure under `out`, printing a line per

@@ -103,10 +103,11 @@ impl Table {
     }
 
     /// The points for the plotting crate; extra columns named `y_lo` / `y_hi` become
-    /// error bars.
+    /// error bars, and one named `value` the cell value of heatmap panels.
     pub fn to_points(&self) -> Vec<plotting::Point> {
         let lo = self.extra_columns.iter().position(|c| c == "y_lo");
         let hi = self.extra_columns.iter().position(|c| c == "y_hi");
+        let z = self.extra_columns.iter().position(|c| c == "value");
         self.rows
             .iter()
             .map(|r| plotting::Point {
@@ -116,6 +117,7 @@ impl Table {
                 y: r.y,
                 y_lo: lo.map(|i| r.extra[i]),
                 y_hi: hi.map(|i| r.extra[i]),
+                z: z.map(|i| r.extra[i]),
             })
             .collect()
     }

@@ -22,7 +22,7 @@
 //! let pts: Vec<plotting::Point> = (1..5)
 //!     .map(|i| plotting::Point {
 //!         panel: "a".into(), series: "s".into(), x: 10f64.powi(i), y: i as f64,
-//!         y_lo: None, y_hi: None,
+//!         y_lo: None, y_hi: None, z: None,
 //!     })
 //!     .collect();
 //! let svg = plotting::render_svg(&spec, &pts).unwrap();
@@ -35,7 +35,9 @@ pub mod axis;
 pub mod render;
 pub mod spec;
 
-pub use spec::{validate, AxisSpec, LineStyle, PanelSpec, PlotSpec, Point, Scale, SeriesStyle};
+pub use spec::{
+    validate, AxisSpec, LineStyle, PanelKind, PanelSpec, PlotSpec, Point, Scale, SeriesStyle,
+};
 
 use plotters::prelude::*;
 use std::sync::Once;

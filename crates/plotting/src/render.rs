@@ -2,7 +2,7 @@
 //! a grid, and one legend for all panels underneath.
 
 use crate::axis::{fit, tick_label};
-use crate::spec::{parse_color, LineStyle, PanelSpec, PlotSpec, Point, SeriesStyle};
+use crate::spec::{parse_color, LineStyle, PanelKind, PanelSpec, PlotSpec, Point, SeriesStyle};
 use crate::PlotError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -22,8 +22,18 @@ pub fn image_size(spec: &PlotSpec) -> (u32, u32) {
     (width, TITLE_HEIGHT + rows * spec.panel_height + legend)
 }
 
+/// Whether every panel is a heatmap (the legend is then a colour bar).
+fn heatmaps_only(spec: &PlotSpec) -> bool {
+    spec.panels.iter().all(|p| p.kind == PanelKind::Heatmap)
+}
+
+const COLOR_BAR_HEIGHT: u32 = 56;
+
 /// Legend entries per row and the legend's height.
 fn legend_layout(spec: &PlotSpec, width: u32) -> (usize, u32) {
+    if heatmaps_only(spec) {
+        return (1, COLOR_BAR_HEIGHT);
+    }
     if spec.series.is_empty() {
         return (1, 0);
     }
@@ -88,10 +98,35 @@ pub fn draw<DB: DrawingBackend>(
     let cols = spec.columns.min(spec.panels.len() as u32) as usize;
     let rows = spec.panels.len().div_ceil(cols);
     let cells = panel_area.split_evenly((rows, cols));
+    // One colour scale for every heatmap panel.
+    let zs = points
+        .iter()
+        .filter(|p| {
+            spec.panels
+                .iter()
+                .any(|q| q.key == p.panel && q.kind == PanelKind::Heatmap)
+        })
+        .filter_map(|p| p.z)
+        .filter(|z| z.is_finite());
+    let (zlo, zhi) = zs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), z| {
+        (a.min(z), b.max(z))
+    });
+    let zrange = match spec.color_range {
+        Some([lo, hi]) => (lo, hi),
+        None if zlo < zhi => (zlo, zhi),
+        None => (zlo.min(0.0), zlo.max(0.0) + 1.0),
+    };
     for (panel, cell) in spec.panels.iter().zip(cells.iter()) {
-        draw_panel(cell, panel, spec, points)?;
+        match panel.kind {
+            PanelKind::Lines => draw_panel(cell, panel, spec, points)?,
+            PanelKind::Heatmap => draw_heatmap(cell, panel, points, zrange)?,
+        }
     }
-    draw_legend(&legend_area, spec, per_row)?;
+    if heatmaps_only(spec) {
+        draw_color_bar(&legend_area, zrange)?;
+    } else {
+        draw_legend(&legend_area, spec, per_row)?;
+    }
     root.present().map_err(err)?;
     Ok(())
 }
@@ -239,5 +274,102 @@ fn draw_legend<DB: DrawingBackend>(
         ))
         .map_err(err)?;
     }
+    Ok(())
+}
+
+/// Viridis-like colour for `t ∈ [0, 1]` (piecewise linear through five stops).
+pub fn colormap(t: f64) -> RGBColor {
+    const STOPS: [(u8, u8, u8); 5] = [
+        (68, 1, 84),
+        (59, 82, 139),
+        (33, 145, 140),
+        (94, 201, 98),
+        (253, 231, 37),
+    ];
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let x = t * 4.0;
+    let i = (x.floor() as usize).min(3);
+    let f = x - i as f64;
+    let mix = |a: u8, b: u8| (a as f64 + f * (b as f64 - a as f64)).round() as u8;
+    let (a, b) = (STOPS[i], STOPS[i + 1]);
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+fn draw_heatmap<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &PanelSpec,
+    points: &[Point],
+    (zlo, zhi): (f64, f64),
+) -> Result<(), PlotError> {
+    let cells: Vec<&Point> = points
+        .iter()
+        .filter(|p| p.panel == panel.key && p.x.is_finite() && p.y.is_finite())
+        .collect();
+    let cols = cells.iter().map(|p| p.x).fold(0.0, f64::max) + 1.0;
+    let rows = cells.iter().map(|p| p.y).fold(0.0, f64::max) + 1.0;
+    let (w, h) = area.dim_in_pixel();
+    let caption = 34;
+    let side = (w.saturating_sub(24))
+        .min(h.saturating_sub(caption + 16))
+        .max(10);
+    let mx = (w - side) / 2;
+    let mut chart = ChartBuilder::on(area)
+        .caption(panel.title.clone(), (FONT, 16))
+        .margin_left(mx)
+        .margin_right(mx)
+        .margin_top(6)
+        .margin_bottom(h.saturating_sub(caption + 6 + side))
+        .build_cartesian_2d(0.0..cols, 0.0..rows)
+        .map_err(err)?;
+    chart
+        .draw_series(cells.iter().map(|p| {
+            let t = (p.z.unwrap_or(f64::NAN) - zlo) / (zhi - zlo);
+            // Row 0 at the top.
+            let top = rows - p.y;
+            Rectangle::new([(p.x, top), (p.x + 1.0, top - 1.0)], colormap(t).filled())
+        }))
+        .map_err(err)?;
+    Ok(())
+}
+
+fn draw_color_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    (zlo, zhi): (f64, f64),
+) -> Result<(), PlotError> {
+    let (w, _) = area.dim_in_pixel();
+    let bar = (w as i32 * 2 / 5).max(100);
+    let left = (w as i32 - bar) / 2;
+    let (top, height) = (8, 14);
+    for i in 0..bar {
+        let c = colormap(i as f64 / (bar - 1) as f64);
+        area.draw(&Rectangle::new(
+            [(left + i, top), (left + i + 1, top + height)],
+            c.filled(),
+        ))
+        .map_err(err)?;
+    }
+    let label = |v: f64, x: i32, pos: HPos| {
+        Text::new(
+            if v.abs() >= 100.0 {
+                format!("{v:.0}")
+            } else {
+                format!("{v:.2}")
+            },
+            (x, top + height + 4),
+            (FONT, 12)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(pos, VPos::Top)),
+        )
+    };
+    area.draw(&label(zlo, left, HPos::Left)).map_err(err)?;
+    area.draw(&label(zhi, left + bar, HPos::Right))
+        .map_err(err)?;
+    area.draw(&label(0.5 * (zlo + zhi), left + bar / 2, HPos::Center))
+        .map_err(err)?;
     Ok(())
 }

@@ -30,14 +30,30 @@ pub struct AxisSpec {
     pub max: Option<f64>,
 }
 
+/// What a panel draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PanelKind {
+    /// Series as lines and markers (the default).
+    #[default]
+    Lines,
+    /// A grid of cells: `x` is the column, `y` the row (0 at the top), the point's `z` the
+    /// value. All heatmap panels of a figure share one colour scale.
+    Heatmap,
+}
+
 /// One panel: a pair of axes and a title; the data's `panel` column selects it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PanelSpec {
     /// The value of the `panel` column drawn here.
     pub key: String,
-    /// Panel title.
+    /// Panel title. `{name}` is replaced by the value of column `name` in the panel's
+    /// first row (done by the caller, see `dpw`).
     pub title: String,
+    /// Lines (default) or heatmap.
+    #[serde(default)]
+    pub kind: PanelKind,
     /// Horizontal axis.
     pub x: AxisSpec,
     /// Vertical axis.
@@ -99,6 +115,10 @@ pub struct PlotSpec {
     /// Height of one panel in pixels.
     #[serde(default = "default_panel_height")]
     pub panel_height: u32,
+    /// Fixed `[low, high]` of the heatmaps' shared colour scale (values outside are
+    /// drawn at the ends); taken from the data when absent.
+    #[serde(default)]
+    pub color_range: Option<[f64; 2]>,
 }
 
 fn default_columns() -> u32 {
@@ -126,6 +146,8 @@ pub struct Point {
     pub y_lo: Option<f64>,
     /// Upper end of an error bar, if any.
     pub y_hi: Option<f64>,
+    /// Cell value, for heatmap panels.
+    pub z: Option<f64>,
 }
 
 /// Parses `#rrggbb`.
@@ -174,6 +196,13 @@ pub fn validate(spec: &PlotSpec) -> Result<(), PlotError> {
     ] {
         if !(120..=4000).contains(&v) {
             return bad(format!("{name}: must be in 120..=4000 pixels, got {v}"));
+        }
+    }
+    if let Some([lo, hi]) = spec.color_range {
+        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+            return bad(format!(
+                "color_range: expected [low, high] with low < high, got [{lo}, {hi}]"
+            ));
         }
     }
     for (i, p) in spec.panels.iter().enumerate() {

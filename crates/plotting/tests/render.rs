@@ -47,6 +47,7 @@ fn points() -> Vec<Point> {
                 y,
                 y_lo: Some(y * 0.9),
                 y_hi: Some(y * 1.1),
+                z: None,
             });
         }
     }

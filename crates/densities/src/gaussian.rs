@@ -149,53 +149,91 @@ fn ln_b_plus(epsilon: f64, v: f64) -> f64 {
     ln_hockey(a, h)
 }
 
-/// Largest `t ≥ 0` (to the last bit) with `ok(t)`, for `ok` true on an initial segment
-/// `[0, t*]` and `ok(0)` true: doubling to bracket, then bisection until the bracket
-/// stops shrinking. Returns the end that passes.
-fn last_ok(ok: impl Fn(f64) -> bool) -> f64 {
+/// The boundary between the points where `g ≤ 0` ("passes") and `g > 0`, to the last
+/// bit, given a bracket with `g(pass) ≤ 0 < g(fail)` (in either order). Illinois
+/// (modified regula falsi) steps on the values of `g`, each kept strictly inside the
+/// bracket and replaced by a bisection whenever the bracket fails to halve; then plain
+/// bisection until the two ends are adjacent doubles. Returns the end that passes.
+fn boundary(g: &impl Fn(f64) -> f64, mut pass: f64, mut fail: f64) -> f64 {
+    let (mut gp, mut gf) = (g(pass), g(fail));
+    let mut last_side = 0i8;
+    let mut width = (fail - pass).abs();
+    for _ in 0..200 {
+        let mid = pass + 0.5 * (fail - pass);
+        if mid == pass || mid == fail {
+            return pass;
+        }
+        let secant = pass - gp * (fail - pass) / (gf - gp);
+        let inside = secant.is_finite()
+            && (secant - pass) * (secant - fail) < 0.0
+            && gp.is_finite()
+            && gf.is_finite();
+        let x = if inside { secant } else { mid };
+        let gx = g(x);
+        if gx <= 0.0 {
+            pass = x;
+            gp = gx;
+            if last_side == 1 {
+                gf *= 0.5;
+            }
+            last_side = 1;
+        } else {
+            fail = x;
+            gf = gx;
+            if last_side == -1 {
+                gp *= 0.5;
+            }
+            last_side = -1;
+        }
+        let w = (fail - pass).abs();
+        if w > 0.5 * width {
+            // Slow progress: one bisection step.
+            let m = pass + 0.5 * (fail - pass);
+            if m == pass || m == fail {
+                return pass;
+            }
+            let gm = g(m);
+            if gm <= 0.0 {
+                pass = m;
+                gp = gm;
+            } else {
+                fail = m;
+                gf = gm;
+            }
+            last_side = 0;
+        }
+        width = (fail - pass).abs();
+    }
+    pass
+}
+
+/// Largest `t ≥ 0` (to the last bit) with `g(t) ≤ 0`, for `g ≤ 0` on an initial segment
+/// `[0, t*]` and `g(0) ≤ 0`: doubling to bracket, then [`boundary`]. Returns the end that
+/// passes.
+fn last_ok(g: impl Fn(f64) -> f64) -> f64 {
     let (mut lo, mut hi) = (0.0, 1.0);
-    while ok(hi) {
+    while g(hi) <= 0.0 {
         lo = hi;
         hi *= 2.0;
         if !hi.is_finite() {
             return lo;
         }
     }
-    loop {
-        let mid = lo + 0.5 * (hi - lo);
-        if mid <= lo || mid >= hi {
-            return lo;
-        }
-        if ok(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
+    boundary(&g, lo, hi)
 }
 
-/// Smallest `t ≥ 0` (to the last bit) with `ok(t)`, for `ok` false on `[0, t*)` and
-/// true after: doubling, then bisection. Returns the end that passes (`+∞` if none).
-fn first_ok(ok: impl Fn(f64) -> bool) -> f64 {
+/// Smallest `t ≥ 0` (to the last bit) with `g(t) ≤ 0`, for `g > 0` on `[0, t*)` and
+/// `g ≤ 0` after: doubling, then [`boundary`]. Returns the end that passes (`+∞` if none).
+fn first_ok(g: impl Fn(f64) -> f64) -> f64 {
     let (mut lo, mut hi) = (0.0, 1.0);
-    while !ok(hi) {
+    while g(hi) > 0.0 {
         lo = hi;
         hi *= 2.0;
         if !hi.is_finite() {
             return f64::INFINITY;
         }
     }
-    loop {
-        let mid = lo + 0.5 * (hi - lo);
-        if mid <= lo || mid >= hi {
-            return hi;
-        }
-        if ok(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
+    boundary(&g, hi, lo)
 }
 
 /// The classical Gaussian mechanism (Dwork & Roth 2014, Theorem A.1; Balle & Wang
@@ -238,7 +276,8 @@ pub fn classical_sigma(epsilon: f64, delta: f64, sensitivity: f64) -> Result<f64
 /// `B±` are evaluated without cancellation and compared with δ in log space (see the
 /// module documentation), so the result keeps ≈ 1e-12 relative accuracy for δ down to
 /// 1e-300 and beyond and ε from 1e-4 to 20. `v*`/`u*` are found as the paper suggests
-/// (doubling, then bisection) but to the last bit, and the end of the final bracket that
+/// (doubling to bracket; then Illinois regula falsi, safeguarded by bisection) but to the
+/// last bit, and the end of the final bracket that
 /// *satisfies* the condition is returned (smaller `v*`, larger `u*`, i.e. larger σ), so
 /// the result is certified; a final check on the public profile (stepping σ up by an ulp
 /// if the last multiplication rounded the wrong way) makes `gaussian_delta(ε, Δ/σ) ≤ δ`
@@ -259,11 +298,11 @@ pub fn analytic_sigma(epsilon: f64, delta: f64, sensitivity: f64) -> Result<f64,
     let ln_delta = delta.ln();
     let ln_delta0 = ln_b_minus(epsilon, 0.0);
     let alpha = if ln_delta >= ln_delta0 {
-        let v = last_ok(|v| ln_b_plus(epsilon, v) <= ln_delta);
+        let v = last_ok(|v| ln_b_plus(epsilon, v) - ln_delta);
         // √(1 + v/2) − √(v/2) without cancellation.
         1.0 / ((1.0 + 0.5 * v).sqrt() + (0.5 * v).sqrt())
     } else {
-        let u = first_ok(|u| ln_b_minus(epsilon, u) <= ln_delta);
+        let u = first_ok(|u| ln_b_minus(epsilon, u) - ln_delta);
         (1.0 + 0.5 * u).sqrt() + (0.5 * u).sqrt()
     };
     let mut sigma = alpha * sensitivity / (2.0 * epsilon).sqrt();
@@ -384,9 +423,18 @@ pub fn gaussian_epsilon(delta: f64, mu: f64) -> f64 {
         return f64::INFINITY;
     }
     let ln_delta = delta.ln();
-    let ok = |e: f64| profile_at_most(e, mu, delta, ln_delta);
-    if ok(0.0) {
+    if profile_at_most(0.0, mu, delta, ln_delta) {
         return 0.0;
     }
-    first_ok(ok)
+    // The sign follows the certified comparison; the size (for the secant steps) is
+    // the gap in log space.
+    let g = |e: f64| {
+        let gap = ln_gaussian_delta(e, mu) - ln_delta;
+        if profile_at_most(e, mu, delta, ln_delta) {
+            gap.min(0.0)
+        } else {
+            gap.max(f64::MIN_POSITIVE)
+        }
+    };
+    first_ok(g)
 }

@@ -621,3 +621,73 @@ fn calibrate_bad_arguments_exit_2_with_one_line() {
         assert!(stdout(&out).is_empty());
     }
 }
+
+/// Every checked-in manifest refuses out-of-range values of its parameters: each
+/// `[params]` line below is set to a bad value in turn, and `dpw run` must exit 2 with
+/// one line naming the file and the key, writing nothing.
+#[test]
+fn every_checked_in_manifest_refuses_bad_parameter_values() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let bad: [(&str, &str); 12] = [
+        ("delta", "1.5"),
+        ("epsilon", "-1.0"),
+        ("epsilon0", "0.0"),
+        ("k", "0"),
+        ("sigma", "0.0"),
+        ("sensitivity", "-2.0"),
+        ("trials", "0"),
+        ("top", "0"),
+        ("n", "0"),
+        ("d", "0"),
+        ("datasets", "1"),
+        ("samples", "10"),
+    ];
+    let mut checked = 0;
+    let mut manifests: Vec<_> = fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    manifests.sort();
+    for path in manifests {
+        let id = path.file_stem().unwrap().to_string_lossy().to_string();
+        let text = fs::read_to_string(&path).unwrap();
+        // Only top-level lines of [params] (not panels or other tables).
+        let start = text.find("\n[params]\n").expect("a [params] table") + 1;
+        let end = text[start + 9..]
+            .find("\n[")
+            .map_or(text.len(), |i| start + 9 + i);
+        for (key, value) in bad {
+            let prefix = format!("{key} = ");
+            let section = &text[start..end];
+            let Some(at) = section
+                .match_indices(&format!("\n{prefix}"))
+                .map(|(i, _)| start + i + 1)
+                .next()
+            else {
+                continue;
+            };
+            let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+            let edited = format!("{}{prefix}{value}{}", &text[..at], &text[line_end..]);
+            let dir = tempfile::tempdir().unwrap();
+            // Relative inputs (fig17) resolve against the manifest's directory.
+            let inputs = root.join("../data/inputs");
+            fs::create_dir_all(dir.path().join("data")).unwrap();
+            for f in fs::read_dir(&inputs).unwrap() {
+                let f = f.unwrap().path();
+                fs::create_dir_all(dir.path().join("data/inputs")).unwrap();
+                fs::copy(
+                    &f,
+                    dir.path().join("data/inputs").join(f.file_name().unwrap()),
+                )
+                .unwrap();
+            }
+            let rel = write_manifest(dir.path(), &id, &edited);
+            let out = dpw(dir.path(), &["run", &rel, "--out", "out"]);
+            assert_bad_output(&out, &rel, &format!("params.{key}"));
+            assert!(!dir.path().join("out").exists(), "{id}: {key} wrote output");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 15, "only {checked} bad values tried");
+}

@@ -22,9 +22,14 @@ list:
 
 
 
+
 # Bounded noise vs Gaussian: normalised noise for k queries.
 fig1:
     cargo run --release -- run experiments/fig1.toml
+
+# Adaptive data analysis: queries answerable from n samples, bounded noise vs Gaussian.
+fig2:
+    cargo run --release -- run experiments/fig2.toml
 
 # Classical vs analytic Gaussian mechanism: σ against ε.
 fig3:

@@ -16,6 +16,10 @@
 //!   Lemma 5.1; §3.3).
 //! - [`zcdp`]: zero-concentrated DP of Gaussian noise and its conversions to (ε, δ)
 //!   (Bun–Steinke; Canonne–Kamath–Steinke; formulas.md §3.4).
+//! - [`pld`]: a privacy-loss-distribution accountant: discretised privacy-loss laws (with
+//!   their `+∞` atom) of Laplace, Gaussian, randomized response, the truncated Laplacian and
+//!   any (log-concave) noise, composed by FFT, with certified upper/lower brackets of
+//!   `δ(ε)` and `ε(δ)` (formulas.md §0, §1.4 "Exact δ", §3.1, §3.4).
 //! - [`error`]: [`CompositionError`]; every public function validates its inputs
 //!   (ε > 0 finite, δ ∈ (0, 1), at least one mechanism, …) and returns `Result`.
 //!
@@ -48,6 +52,7 @@ pub mod error;
 pub(crate) mod invert;
 pub mod mixed;
 pub(crate) mod optimize;
+pub mod pld;
 pub mod zcdp;
 
 pub use adaptive::{adaptive_delta, adaptive_epsilon, Mechanism, MAX_ADAPTIVE_BR};
@@ -62,3 +67,4 @@ pub use error::{CompositionError, Result};
 pub use mixed::{
     mixed_delta, mixed_delta_at_t, mixed_epsilon, mixed_ln_delta, mixed_optimum, MixedOptimum,
 };
+pub use pld::{Bound as PldBound, PldBracket, PldConfig, PrivacyLoss};

@@ -33,6 +33,7 @@ pub const KINDS: &[Kind] = &[
     experiments::topk_counts::KIND,
     experiments::mean_estimation::KIND,
     experiments::heatmap_release::KIND,
+    experiments::adaptive_queries::KIND,
 ];
 
 /// The kind registered under `name`.

@@ -373,3 +373,25 @@ fn fig6_every_denoiser_cuts_the_rmse_several_fold() {
         );
     }
 }
+
+#[test]
+fn fig2_bounded_noise_answers_about_twice_as_many_queries_at_large_n() {
+    let t = data("fig2");
+    let b = series(&t, "main", "bounded");
+    let g = series(&t, "main", "gaussian");
+    let nmax = b.iter().map(|r| r.x).fold(0.0, f64::max);
+    let ratio = at(&b, nmax) / at(&g, nmax);
+    assert!(ratio >= 1.8, "ratio {ratio} at n = {nmax}");
+    // The advantage holds (and grows) for every n ≥ 1e6.
+    let mut last = 0.0;
+    for r in b.iter().filter(|r| r.x >= 1e6) {
+        let q = r.y / at(&g, r.x);
+        assert!(q > 1.5 && q >= last * 0.99, "n = {}: {q}", r.x);
+        last = q;
+    }
+    // Every k is an integer ≥ 1, and k grows with n.
+    for s in [&b, &g] {
+        assert!(s.iter().all(|r| r.y >= 1.0 && r.y.fract() == 0.0));
+        assert!(s.windows(2).all(|w| w[1].y > w[0].y));
+    }
+}

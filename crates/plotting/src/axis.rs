@@ -142,7 +142,7 @@ pub fn tick_label(v: f64) -> String {
     }
     let e = v.abs().log10().round();
     let is_power = (v.abs() / 10f64.powf(e) - 1.0).abs() < 1e-9;
-    if is_power && !(-2.0..=4.0).contains(&e) {
+    if is_power && !(-2.0..=3.0).contains(&e) {
         let digits: String = format!("{}", e.abs() as i64)
             .chars()
             .map(|c| SUPERSCRIPT[c.to_digit(10).unwrap_or(0) as usize])

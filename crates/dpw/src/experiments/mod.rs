@@ -3,6 +3,7 @@
 //! the registry lists them. Nothing figure-specific lives outside its module.
 
 pub mod adaptive_order;
+pub mod adaptive_queries;
 pub mod bounded_vs_gaussian;
 pub mod clt_tradeoff;
 pub mod composition_bounds;

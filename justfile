@@ -23,6 +23,7 @@ list:
 
 
 
+
 # Bounded noise vs Gaussian: normalised noise for k queries.
 fig1:
     cargo run --release -- run experiments/fig1.toml
@@ -90,3 +91,7 @@ fig16:
 # Top-20 counts: Laplace vs Gaussian with ordered least squares.
 fig17:
     cargo run --release -- run experiments/fig17.toml
+
+# Laplace vs Gaussian on histograms with exact accounting.
+fig18:
+    cargo run --release -- run experiments/fig18.toml

@@ -395,3 +395,39 @@ fn fig2_bounded_noise_answers_about_twice_as_many_queries_at_large_n() {
         assert!(s.windows(2).all(|w| w[1].y > w[0].y));
     }
 }
+
+#[test]
+fn fig18_exact_accounting_is_below_the_generic_bounds() {
+    let t = data("fig18");
+    for panel in ["a", "b"] {
+        let kov = series(&t, panel, "laplace_optimal_dp");
+        let pld = series(&t, panel, "laplace_pld");
+        for r in &pld {
+            // Certified upper end of a bracket that is narrow and below the DP bound.
+            let (lo, hi) = (r.extra[0], r.extra[1]);
+            assert!(
+                lo <= r.y && r.y == hi && hi - lo < 0.02 * hi,
+                "bracket at {}",
+                r.x
+            );
+            // The exact value is at most the DP bound: the optimistic end must be below
+            // it, the pessimistic end at most one grid step per mechanism above it.
+            let m = r.extra[2] * r.extra[3];
+            assert!(lo <= at(&kov, r.x) * (1.0 + 1e-9), "{panel}: x = {}", r.x);
+            assert!(
+                hi <= at(&kov, r.x) + m * 1e-4 + 1e-9,
+                "{panel}: x = {}",
+                r.x
+            );
+        }
+        let zcdp = series(&t, panel, "gaussian_zcdp");
+        for r in series(&t, panel, "gaussian_analytic") {
+            assert!(r.y < at(&zcdp, r.x));
+        }
+    }
+    // Over k releases with exact accounting the Gaussian wins at every k.
+    let g = series(&t, "b", "gaussian_analytic");
+    for r in series(&t, "b", "laplace_pld") {
+        assert!(at(&g, r.x) < r.y);
+    }
+}

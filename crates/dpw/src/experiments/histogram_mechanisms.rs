@@ -13,19 +13,25 @@
 //! - `gaussian_analytic_composed`: each release calibrated on its own, i.e. (ε₀, δ₀(ε₀))
 //!   with δ₀ the analytic Gaussian profile, then k of them composed optimally as
 //!   (ε₀, δ₀)-DP mechanisms (§3.1, KOV Thm 3.3), with ε₀ chosen to minimise the total
-//!   (scan and Brent; any ε₀ gives a valid ε, so the result is on the safe side).
+//!   (scan and Brent; any ε₀ gives a valid ε, so the result is on the safe side);
+//! - `laplace_pld`: the exact composition of the Δ₀·k Laplace privacy losses by the FFT
+//!   accountant (`composition::pld`), certified: y is the pessimistic (upper) ε, and
+//!   `y_lo`/`y_hi` the optimistic/pessimistic bracket around the exact value.
 //!
 //! ```toml
 //! [params]
-//! vary = "l0_sensitivity"        # or "rounds" (then Δ₀ = l0_sensitivity per round)
 //! linf_sensitivity = 1.0
 //! sigma = 10.0
 //! delta = 1e-6
-//! grid = { linspace = [1, 100], n = 100 }
+//! pld_step = 1e-4                # grid of the FFT accountant (only for laplace_pld)
 //! curves = ["laplace_optimal_dp", "gaussian_analytic", "gaussian_zcdp", "gaussian_zcdp_cks"]
-//! # with vary = "rounds":  l0_sensitivity = 1
+//! [[params.panels]]
+//! key = "main"
+//! vary = "l0_sensitivity"        # or "rounds" (then give l0_sensitivity per round)
+//! grid = { linspace = [1, 100], n = 100 }
 //! ```
-//! Columns: `panel,series,x,y,l0_sensitivity,rounds,delta` (one panel `main`, y = ε).
+//! Columns: `panel,series,x,y,y_lo,y_hi,l0_sensitivity,rounds,delta` (y = ε; `y_lo`,
+//! `y_hi` equal y except for `laplace_pld`).
 
 use super::{count, open_unit, positive, Job};
 use crate::error::KeyError;
@@ -69,6 +75,8 @@ pub enum Curve {
     GaussianZcdpCks,
     /// Per-release analytic Gaussian, composed as (ε₀, δ₀)-DP.
     GaussianAnalyticComposed,
+    /// Exact Laplace composition by the FFT accountant (certified upper ε).
+    LaplacePld,
 }
 
 impl Curve {
@@ -80,6 +88,7 @@ impl Curve {
             Curve::GaussianZcdp => "gaussian_zcdp",
             Curve::GaussianZcdpCks => "gaussian_zcdp_cks",
             Curve::GaussianAnalyticComposed => "gaussian_analytic_composed",
+            Curve::LaplacePld => "laplace_pld",
         }
     }
 }
@@ -87,14 +96,23 @@ impl Curve {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Params {
-    vary: Vary,
     linf_sensitivity: f64,
-    #[serde(default)]
-    l0_sensitivity: Option<f64>,
     sigma: f64,
     delta: f64,
-    grid: Grid,
+    #[serde(default)]
+    pld_step: Option<f64>,
     curves: Vec<Curve>,
+    panels: Vec<PanelParams>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PanelParams {
+    key: String,
+    vary: Vary,
+    #[serde(default)]
+    l0_sensitivity: Option<f64>,
+    grid: Grid,
 }
 
 /// Noise and budget shared by every point.
@@ -106,13 +124,16 @@ pub struct Setting {
     pub sigma: f64,
     /// Target δ.
     pub delta: f64,
+    /// Grid step of the FFT accountant.
+    pub pld_step: f64,
 }
 
 #[derive(Debug)]
 struct HistogramMechanisms {
     setting: Setting,
-    /// (Δ₀, k) per grid point, with the grid value as x.
-    points: Vec<(f64, u64, u64)>,
+    panel_keys: Vec<String>,
+    /// (panel, x, Δ₀, k) per grid point.
+    points: Vec<(usize, f64, u64, u64)>,
     curves: Vec<Curve>,
 }
 
@@ -135,41 +156,75 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             ));
         }
     }
-    let l0_fixed = match (p.vary, p.l0_sensitivity) {
-        (Vary::L0Sensitivity, Some(_)) => {
+    let pld_step = match p.pld_step {
+        None => 1e-4,
+        Some(v) if v.is_finite() && (1e-7..=0.1).contains(&v) => v,
+        Some(v) => {
             return Err(KeyError::new(
-                "params.l0_sensitivity",
-                "must not be given when vary = \"l0_sensitivity\" (the grid gives it)",
+                "params.pld_step",
+                format!("must be in [1e-7, 0.1], got {v}"),
             ))
         }
-        (Vary::L0Sensitivity, None) => None,
-        (Vary::Rounds, v) => Some(count(
-            "params.l0_sensitivity",
-            v.ok_or_else(|| {
-                KeyError::new(
-                    "params.l0_sensitivity",
-                    "required when vary = \"rounds\" (an integer >= 1)",
-                )
-            })?,
-        )? as u64),
     };
+    if p.panels.is_empty() {
+        return Err(KeyError::new(
+            "params.panels",
+            "must list at least one panel",
+        ));
+    }
+    let keys: Vec<String> = p.panels.iter().map(|q| q.key.clone()).collect();
+    super::distinct(&keys, |i| format!("params.panels[{i}].key"))?;
     let mut points = Vec::new();
-    for (i, &x) in p.grid.values().iter().enumerate() {
-        let key = format!("params.grid[{i}]");
-        let v = count(&key, x)?;
-        if v > 100_000.0 {
-            return Err(KeyError::new(
-                key,
-                format!("must be at most 100000, got {v}"),
-            ));
+    for (pi, panel) in p.panels.iter().enumerate() {
+        let at = |k: &str| format!("params.panels[{pi}].{k}");
+        let l0_fixed = match (panel.vary, panel.l0_sensitivity) {
+            (Vary::L0Sensitivity, Some(_)) => {
+                return Err(KeyError::new(
+                    at("l0_sensitivity"),
+                    "must not be given when vary = \"l0_sensitivity\" (the grid gives it)",
+                ))
+            }
+            (Vary::L0Sensitivity, None) => None,
+            (Vary::Rounds, v) => Some(count(
+                &at("l0_sensitivity"),
+                v.ok_or_else(|| {
+                    KeyError::new(
+                        at("l0_sensitivity"),
+                        "required when vary = \"rounds\" (an integer >= 1)",
+                    )
+                })?,
+            )? as u64),
+        };
+        for (i, &x) in panel.grid.values().iter().enumerate() {
+            let key = at(&format!("grid[{i}]"));
+            let v = count(&key, x)?;
+            if v > 100_000.0 {
+                return Err(KeyError::new(
+                    key,
+                    format!("must be at most 100000, got {v}"),
+                ));
+            }
+            let (l0, k) = match l0_fixed {
+                None => (v as u64, 1),
+                Some(l0) => (l0, v as u64),
+            };
+            if p.curves.contains(&Curve::LaplacePld) && l0 * k > 100_000 {
+                return Err(KeyError::new(
+                    key,
+                    "laplace_pld composes at most 100000 mechanisms (l0_sensitivity * rounds)",
+                ));
+            }
+            points.push((pi, x, l0, k));
         }
-        points.push(match l0_fixed {
-            None => (x, v as u64, 1),
-            Some(l0) => (x, l0, v as u64),
-        });
     }
     Ok(Box::new(HistogramMechanisms {
-        setting: Setting { linf, sigma, delta },
+        setting: Setting {
+            linf,
+            sigma,
+            delta,
+            pld_step,
+        },
+        panel_keys: keys,
         points,
         curves: p.curves,
     }))
@@ -185,6 +240,20 @@ impl CostFunction for ComposedCost<'_> {
     fn cost(&self, u: &f64) -> Result<f64, ArgminError> {
         Ok((self.f)(*u))
     }
+}
+
+/// The exact ε of `m` composed Laplace mechanisms with `μ = Δ∞/b` each, by the FFT
+/// accountant: `(optimistic, pessimistic)`; the exact value lies between.
+pub fn laplace_pld(s: &Setting, m: u64) -> Result<(f64, f64), String> {
+    use composition::pld::{Bound, LaplaceLoss, PldBracket, PldConfig};
+    let mu = s.linf * std::f64::consts::SQRT_2 / s.sigma;
+    let cfg = PldConfig::new(s.pld_step, Bound::Upper).map_err(|e| e.to_string())?;
+    let loss = LaplaceLoss::new(mu).map_err(|e| e.to_string())?;
+    let b = PldBracket::from_model(&loss, &cfg)
+        .and_then(|b| b.self_compose(m))
+        .and_then(|b| b.epsilon(s.delta))
+        .map_err(|e| format!("laplace_pld: {e}"))?;
+    Ok((b.lo, b.hi))
 }
 
 /// The overall ε of `k` releases with `l0` changed bins each, for one curve.
@@ -204,6 +273,7 @@ pub fn epsilon(curve: Curve, s: &Setting, l0: u64, k: u64) -> Result<f64, String
             let mu0 = s.linf * (l0 as f64).sqrt() / s.sigma;
             analytic_composed(mu0, k, s.delta)
         }
+        Curve::LaplacePld => laplace_pld(s, l0 * k).map(|(_, hi)| hi),
     };
     match r {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
@@ -247,7 +317,7 @@ fn analytic_composed(mu0: f64, k: u64, delta: f64) -> Result<f64, String> {
 
 impl Job for HistogramMechanisms {
     fn panel_keys(&self) -> Vec<String> {
-        vec!["main".into()]
+        self.panel_keys.clone()
     }
 
     fn series_keys(&self) -> Vec<String> {
@@ -255,7 +325,7 @@ impl Job for HistogramMechanisms {
     }
 
     fn extra_columns(&self) -> Vec<String> {
-        ["l0_sensitivity", "rounds", "delta"]
+        ["y_lo", "y_hi", "l0_sensitivity", "rounds", "delta"]
             .iter()
             .map(|s| s.to_string())
             .collect()
@@ -266,28 +336,38 @@ impl Job for HistogramMechanisms {
     }
 
     fn run(&self, tick: &(dyn Fn() + Sync)) -> Result<Table, String> {
-        let jobs: Vec<(Curve, (f64, u64, u64))> = self
+        let jobs: Vec<(Curve, (usize, f64, u64, u64))> = self
             .curves
             .iter()
             .flat_map(|&c| self.points.iter().map(move |&p| (c, p)))
             .collect();
-        let values: Vec<f64> = jobs
+        let values: Vec<(f64, f64, f64)> = jobs
             .par_iter()
-            .map(|&(c, (x, l0, k))| {
-                let v = epsilon(c, &self.setting, l0, k).map_err(|e| format!("at x = {x}: {e}"));
+            .map(|&(c, (_, x, l0, k))| {
+                let v = if c == Curve::LaplacePld {
+                    laplace_pld(&self.setting, l0 * k).map(|(lo, hi)| (hi, lo, hi))
+                } else {
+                    epsilon(c, &self.setting, l0, k).map(|v| (v, v, v))
+                }
+                .map_err(|e| format!("at x = {x}: {e}"));
                 tick();
                 v
             })
             .collect::<Result<_, _>>()?;
         let mut table = Table::new(self.extra_columns());
-        for ((c, (x, l0, k)), y) in jobs.into_iter().zip(values) {
-            table.push(Row {
-                panel: "main".into(),
-                series: c.key().into(),
-                x,
-                y,
-                extra: vec![l0 as f64, k as f64, self.setting.delta],
-            });
+        for (pi, panel) in self.panel_keys.iter().enumerate() {
+            for ((c, (p, x, l0, k)), (y, lo, hi)) in jobs.iter().zip(&values) {
+                if *p != pi {
+                    continue;
+                }
+                table.push(Row {
+                    panel: panel.clone(),
+                    series: c.key().into(),
+                    x: *x,
+                    y: *y,
+                    extra: vec![*lo, *hi, *l0 as f64, *k as f64, self.setting.delta],
+                });
+            }
         }
         Ok(table)
     }

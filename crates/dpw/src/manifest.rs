@@ -379,8 +379,31 @@ pub fn discover(dir: &Path) -> Result<Vec<PathBuf>, DpwError> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml") && p.is_file())
         .collect();
-    paths.sort();
+    paths.sort_by_key(|p| natural_key(&p.to_string_lossy()));
     Ok(paths)
+}
+
+/// Sort key that orders embedded numbers by value (`fig2` before `fig10`).
+fn natural_key(s: &str) -> Vec<(String, u64)> {
+    let mut key = Vec::new();
+    let mut text = String::new();
+    let mut digits = String::new();
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+        } else {
+            if !digits.is_empty() {
+                key.push((
+                    std::mem::take(&mut text),
+                    digits.parse().unwrap_or(u64::MAX),
+                ));
+                digits.clear();
+            }
+            text.push(c);
+        }
+    }
+    key.push((text, digits.parse().unwrap_or(0)));
+    key
 }
 
 #[cfg(test)]
@@ -395,6 +418,16 @@ mod tests {
         assert_eq!(g("f.toml"), "../data/f.csv");
         assert_eq!(g("./f.toml"), "./../data/f.csv");
         assert_eq!(g("../f.toml"), "../../data/f.csv");
+    }
+
+    #[test]
+    fn manifests_sort_by_number() {
+        let mut v = vec!["e/fig10.toml", "e/fig2.toml", "e/fig1.toml", "e/a.toml"];
+        v.sort_by_key(|s| natural_key(s));
+        assert_eq!(
+            v,
+            ["e/a.toml", "e/fig1.toml", "e/fig2.toml", "e/fig10.toml"]
+        );
     }
 
     #[test]

@@ -103,10 +103,14 @@
 mod bracket;
 mod compose;
 mod fft;
+mod least_radius;
 mod mechanisms;
 mod model;
 
 pub use bracket::PldBracket;
+pub use least_radius::{
+    least_radius, shifted_noise_delta, LeastRadius, RadiusMode, RadiusSettings,
+};
 pub use mechanisms::{
     DiscreteLoss, GaussianLoss, LaplaceLoss, LogConcaveNoise, ShiftedNoise, TruncatedLaplaceLoss,
 };

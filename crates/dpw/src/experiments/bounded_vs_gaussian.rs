@@ -24,7 +24,10 @@
 //! delta = 1e-10
 //! ```
 
-use super::{count, distinct, open_unit, positive, Job};
+use super::bounded_grid::{
+    density_family, panel_keys_ok, panel_points, DensityParams, PanelSpec, Point, Vary,
+};
+use super::{distinct, open_unit, Job};
 use crate::error::KeyError;
 use crate::grid::Grid;
 use crate::manifest::ParamsInput;
@@ -53,33 +56,6 @@ struct Params {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct DensityParams {
-    family: String,
-    alpha: Option<f64>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-enum Vary {
-    #[serde(rename = "k")]
-    K,
-    #[serde(rename = "log10_inv_delta")]
-    Log10InvDelta,
-    #[serde(rename = "epsilon")]
-    Epsilon,
-}
-
-impl Vary {
-    fn name(self) -> &'static str {
-        match self {
-            Vary::K => "k",
-            Vary::Log10InvDelta => "log10_inv_delta",
-            Vary::Epsilon => "epsilon",
-        }
-    }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct PanelParams {
     key: String,
     vary: Vary,
@@ -87,16 +63,6 @@ struct PanelParams {
     k: Option<f64>,
     epsilon: Option<f64>,
     delta: Option<f64>,
-}
-
-/// One point to compute: the varied value and the full parameter triple.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Point {
-    panel: usize,
-    x: f64,
-    k: f64,
-    epsilon: f64,
-    delta: f64,
 }
 
 /// The validated job.
@@ -109,150 +75,34 @@ struct BoundedVsGaussian {
     points: Vec<Point>,
 }
 
-/// Largest log10(1/δ) for which δ is still a normal double.
-const MAX_LOG10_INV_DELTA: f64 = 307.0;
-
 fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     let p: Params = input.parse()?;
-    let family = match p.density.family.as_str() {
-        "power" => {
-            let alpha = p.density.alpha.ok_or_else(|| {
-                KeyError::new(
-                    "params.density.alpha",
-                    "required for family = \"power\" (a number > 0)",
-                )
-            })?;
-            let alpha = positive("params.density.alpha", alpha)?;
-            BoundedFamily::power(alpha)
-                .map_err(|e| KeyError::new("params.density.alpha", e.to_string()))?
-        }
-        "exp" => {
-            if p.density.alpha.is_some() {
-                return Err(KeyError::new(
-                    "params.density.alpha",
-                    "only allowed with family = \"power\"",
-                ));
-            }
-            BoundedFamily::exp()
-        }
-        other => {
-            return Err(KeyError::new(
-                "params.density.family",
-                format!("must be one of \"power\", \"exp\", got \"{other}\""),
-            ))
-        }
-    };
+    let family = density_family(&p.density)?;
     let bounded_beta = open_unit("params.bounded_beta", p.bounded_beta)?;
     for (i, &b) in p.gaussian_betas.iter().enumerate() {
         open_unit(&format!("params.gaussian_betas[{i}]"), b)?;
     }
     let beta_names: Vec<String> = p.gaussian_betas.iter().map(|b| b.to_string()).collect();
     distinct(&beta_names, |i| format!("params.gaussian_betas[{i}]"))?;
-
-    if p.panels.is_empty() {
-        return Err(KeyError::new(
-            "params.panels",
-            "must list at least one panel ([[params.panels]])",
-        ));
-    }
-    let panel_keys: Vec<String> = p.panels.iter().map(|q| q.key.clone()).collect();
-    distinct(&panel_keys, |i| format!("params.panels[{i}].key"))?;
-
+    let keys: Vec<String> = p.panels.iter().map(|q| q.key.clone()).collect();
+    panel_keys_ok(&keys)?;
     let mut points = Vec::new();
-    for (i, panel) in p.panels.iter().enumerate() {
-        let at = |name: &str| format!("params.panels[{i}].{name}");
-        if panel.key.is_empty() {
-            return Err(KeyError::new(at("key"), "must not be empty"));
-        }
-        let fixed = |name: &str, value: Option<f64>| -> Result<Option<f64>, KeyError> {
-            if name == panel.vary.name() || (name == "delta" && panel.vary == Vary::Log10InvDelta) {
-                return match value {
-                    Some(_) => Err(KeyError::new(
-                        at(name),
-                        format!(
-                            "must not be given when vary = \"{}\" (the grid gives it)",
-                            panel.vary.name()
-                        ),
-                    )),
-                    None => Ok(None),
-                };
-            }
-            value.map(Some).ok_or_else(|| {
-                KeyError::new(
-                    at(name),
-                    format!("required when vary = \"{}\"", panel.vary.name()),
-                )
-            })
+    for (i, q) in p.panels.iter().enumerate() {
+        let spec = PanelSpec {
+            key: &q.key,
+            vary: q.vary,
+            grid: &q.grid,
+            k: q.k,
+            epsilon: q.epsilon,
+            delta: q.delta,
         };
-        let k = fixed("k", panel.k)?
-            .map(|v| count(&at("k"), v))
-            .transpose()?;
-        let epsilon = fixed("epsilon", panel.epsilon)?
-            .map(|v| positive(&at("epsilon"), v))
-            .transpose()?;
-        let delta = fixed("delta", panel.delta)?
-            .map(|v| open_unit(&at("delta"), v))
-            .transpose()?;
-        for (j, &x) in panel.grid.values().iter().enumerate() {
-            let gk = at(&format!("grid[{j}]"));
-            let point = match panel.vary {
-                Vary::K => {
-                    let k = count(&gk, x).map_err(|e| KeyError {
-                        message: format!(
-                            "k {}; add `integer = true` to round a logspace/linspace grid",
-                            e.message
-                        ),
-                        ..e
-                    })?;
-                    Point {
-                        panel: i,
-                        x,
-                        k,
-                        epsilon: epsilon.unwrap_or(f64::NAN),
-                        delta: delta.unwrap_or(f64::NAN),
-                    }
-                }
-                Vary::Epsilon => {
-                    let epsilon = positive(&gk, x).map_err(|e| KeyError {
-                        message: format!("epsilon {}", e.message),
-                        ..e
-                    })?;
-                    Point {
-                        panel: i,
-                        x,
-                        k: k.unwrap_or(f64::NAN),
-                        epsilon,
-                        delta: delta.unwrap_or(f64::NAN),
-                    }
-                }
-                Vary::Log10InvDelta => {
-                    let delta = 10f64.powf(-x);
-                    if !(x > 0.0 && x <= MAX_LOG10_INV_DELTA && delta < 1.0) {
-                        return Err(KeyError::new(
-                            gk,
-                            format!(
-                                "log10(1/delta) must be in (0, {MAX_LOG10_INV_DELTA}] with \
-                                 delta = 10^-x < 1 in double precision, got {x}"
-                            ),
-                        ));
-                    }
-                    Point {
-                        panel: i,
-                        x,
-                        k: k.unwrap_or(f64::NAN),
-                        epsilon: epsilon.unwrap_or(f64::NAN),
-                        delta,
-                    }
-                }
-            };
-            points.push(point);
-        }
+        points.extend(panel_points(i, &spec)?);
     }
     Ok(Box::new(BoundedVsGaussian {
         family,
         bounded_beta,
         gaussian_betas: p.gaussian_betas,
-        panel_keys,
+        panel_keys: keys,
         points,
     }))
 }
@@ -345,7 +195,7 @@ impl Job for BoundedVsGaussian {
                         1 => b.radius_times_level,
                         _ => b.gaussian[s - 2],
                     };
-                    let norm = (pt.k * -pt.delta.ln()).sqrt() / pt.epsilon;
+                    let norm = pt.norm();
                     table.push(Row {
                         panel: panel.clone(),
                         series: key.clone(),

@@ -1,0 +1,348 @@
+//! The least scale `R` of a symmetric log-concave noise `R·X` that makes k sensitivity-1
+//! queries (ε, δ)-DP, from the exact privacy loss (formulas.md §1.4, "Exact (not just
+//! certified) δ of the bounded-noise mechanism"; Dagan & Kur 2022, Definition 2.1).
+//!
+//! One query shifts the noise by the sensitivity, i.e. `X` by `s = 1/R` on the unit scale;
+//! its privacy loss is `ln p(X) − ln p(X + s)`-type with an atom at `+∞` (the mass where the
+//! shifted density vanishes), built by [`LogConcaveNoise`]. The k-fold loss is the k-fold
+//! convolution ([`PrivacyLoss::self_compose`]) and `δ(ε)` its hockey-stick value. That δ
+//! decreases in R, so the least R with `δ ≤ δ_target` is found by a safeguarded
+//! Illinois (regula falsi) search on `ln(−ln δ)` against `ln R`, keeping a bracket
+//! `[lower, radius]` with `δ(lower) > δ_target ≥ δ(radius)`; the reported radius is the
+//! bracket's upper end.
+//!
+//! Two variants ([`RadiusMode`]):
+//! - `Estimate`: the loss on a grid of step `c·σ_L` (σ_L the standard deviation of one
+//!   query's loss at the starting radius, from a pilot discretisation) rounded to nearest
+//!   with the mean kept ([`Bound::Estimate`]); its bias is second order in `c` and
+//!   independent of k (module docs of [`crate::pld`]). Not a bound: state its error by
+//!   halving the step.
+//! - `Pessimistic`: losses rounded up ([`Bound::Upper`]), truncated tails and
+//!   floating-point slack charged to δ, so every δ it computes is an upper bound on the
+//!   true δ and the reported R is certified. Rounding up moves the k-fold loss up by at
+//!   most `k·Δ`, so the step is `Δ = b·ε/k` and the radius over-states the exact one by
+//!   about a factor `1/(1 − b)` at most. The cost grows like `k/b` grid points: use it for
+//!   moderate k.
+
+use super::{Bound, LogConcaveNoise, PldConfig, PrivacyLoss};
+use crate::error::{check_delta, out_of_range, CompositionError, Result};
+
+/// Which δ the search drives to the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RadiusMode {
+    /// Best estimate of the exact least R ([`Bound::Estimate`]).
+    Estimate,
+    /// Certified upper bound on the least R ([`Bound::Upper`]).
+    Pessimistic,
+}
+
+/// Accuracy settings of [`least_radius`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RadiusSettings {
+    /// `Estimate` step as a multiple of the standard deviation of one query's loss at the
+    /// starting radius, in `[1e-3, 1]`; default `0.1`.
+    pub estimate_step: f64,
+    /// `Pessimistic` rounding budget `b = k·Δ/ε`, in `[1e-3, 0.5]`; default `0.05`.
+    pub pessimistic_bias: f64,
+    /// Relative width of the final bracket on R, in `[1e-8, 1e-1]`; default `1e-4`.
+    pub rel_tol: f64,
+}
+
+impl Default for RadiusSettings {
+    fn default() -> Self {
+        Self {
+            estimate_step: 0.1,
+            pessimistic_bias: 0.05,
+            rel_tol: 1e-4,
+        }
+    }
+}
+
+impl RadiusSettings {
+    fn check(&self) -> Result<()> {
+        if !(1e-3..=1.0).contains(&self.estimate_step) {
+            return Err(out_of_range(
+                "estimate_step",
+                self.estimate_step,
+                "[1e-3, 1]",
+            ));
+        }
+        if !(1e-3..=0.5).contains(&self.pessimistic_bias) {
+            return Err(out_of_range(
+                "pessimistic_bias",
+                self.pessimistic_bias,
+                "[1e-3, 0.5]",
+            ));
+        }
+        if !(1e-8..=1e-1).contains(&self.rel_tol) {
+            return Err(out_of_range("rel_tol", self.rel_tol, "[1e-8, 1e-1]"));
+        }
+        Ok(())
+    }
+}
+
+/// The result of [`least_radius`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LeastRadius {
+    /// Upper end of the final bracket: `δ(radius) ≤ δ_target` on this grid and mode.
+    pub radius: f64,
+    /// Lower end of the final bracket: `δ(lower) > δ_target`.
+    pub lower: f64,
+    /// The grid step Δ of the loss used throughout the search.
+    pub step: f64,
+    /// δ at `radius` as computed (≤ target).
+    pub delta: f64,
+    /// Number of δ evaluations (each one a k-fold FFT composition).
+    pub evaluations: usize,
+}
+
+/// Relative accuracy and node budget of the per-query loss construction: far below the
+/// grid's own discretisation error, and about 30 ms per construction.
+const NOISE_RTOL: f64 = 1e-9;
+const NOISE_NODES: usize = 1 << 16;
+
+/// Part of δ given to the truncated tails of the k-fold loss.
+const TAIL_SHARE: f64 = 1e-4;
+
+/// δ(ε) of k queries answered with noise `R·X`, `X` with log-density `ln_pdf` (any
+/// additive constant, concave) on `support`, from the k-fold privacy loss on a grid of
+/// step `step` in the given bound (formulas.md §0 hockey-stick, §1.4 exact δ). The
+/// truncation budget per query is `tail_total/k`; `Upper` charges it to δ.
+///
+/// Errors: k = 0, ε or R or step not finite and `> 0`, `tail_total ∉ [0, 1e-3]`, or
+/// `ln_pdf` not concave (see [`LogConcaveNoise`]).
+///
+/// ```
+/// use composition::pld::{shifted_noise_delta, Bound};
+/// // Uniform noise on (−1, 1) scaled by R = 2: one query has δ(0) = P(X < −1 + 1/2) = 1/4.
+/// let d = shifted_noise_delta(&|_x: f64| 0.0, (-1.0, 1.0), 1, 0.5, 2.0, 1e-3, Bound::Upper, 1e-9)
+///     .unwrap();
+/// assert!((d - 0.25).abs() < 1e-6);
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn shifted_noise_delta<F: Fn(f64) -> f64>(
+    ln_pdf: &F,
+    support: (f64, f64),
+    k: u64,
+    epsilon: f64,
+    radius: f64,
+    step: f64,
+    bound: Bound,
+    tail_total: f64,
+) -> Result<f64> {
+    if k == 0 {
+        return Err(out_of_range("k", 0.0, "[1, inf)"));
+    }
+    if !(epsilon.is_finite() && epsilon > 0.0) {
+        return Err(out_of_range("epsilon", epsilon, "(0, inf), finite"));
+    }
+    if !(radius.is_finite() && radius > 0.0) {
+        return Err(out_of_range("radius", radius, "(0, inf), finite"));
+    }
+    if !(0.0..=1e-3).contains(&tail_total) {
+        return Err(out_of_range("tail_total", tail_total, "[0, 1e-3]"));
+    }
+    let s = 1.0 / radius;
+    if s >= support.1 - support.0 {
+        // The shifted and unshifted supports are disjoint: every output separates them.
+        return Ok(1.0);
+    }
+    let noise = LogConcaveNoise::with_accuracy(ln_pdf, support, s, NOISE_RTOL, NOISE_NODES)?;
+    let cfg = PldConfig::new(step, bound)?.with_tail(tail_total / k as f64)?;
+    let one = PrivacyLoss::from_model(&noise, &cfg)?;
+    one.self_compose(k)?.delta(epsilon)
+}
+
+/// Standard deviation of one query's privacy loss (its finite part) at radius `r`, from
+/// a pilot discretisation on a grid of step `s/16` (`s = 1/r`; the loss is at least of
+/// order `s` for any density of finite Fisher information) refined until the grid is
+/// below a tenth of the deviation. Only chooses a step: its own accuracy is not critical.
+fn loss_std<F: Fn(f64) -> f64>(ln_pdf: &F, support: (f64, f64), r: f64) -> Result<f64> {
+    let s = 1.0 / r;
+    if s >= support.1 - support.0 {
+        return Err(out_of_range(
+            "start",
+            r,
+            "a radius with 1/R below the support width",
+        ));
+    }
+    let noise = LogConcaveNoise::with_accuracy(ln_pdf, support, s, 1e-6, 1 << 12)?;
+    let mut step = s / 16.0;
+    loop {
+        let cfg = PldConfig::new(step, Bound::Estimate)?.with_tail(1e-12)?;
+        let pl = PrivacyLoss::from_model(&noise, &cfg)?;
+        let (mut m0, mut m1, mut m2) = (0.0, 0.0, 0.0);
+        for (j, &p) in pl.pmf().iter().enumerate() {
+            let l = pl.loss(j);
+            m0 += p;
+            m1 += p * l;
+            m2 += p * l * l;
+        }
+        let sd = if m0 > 0.0 {
+            (m2 / m0 - (m1 / m0).powi(2)).max(0.0).sqrt()
+        } else {
+            0.0
+        };
+        if sd >= 10.0 * step || step < 1e-6 * s {
+            return Ok(sd.max(step));
+        }
+        step /= 8.0;
+    }
+}
+
+/// The least R such that noise `R·X` (X with log-density `ln_pdf` on `support`, symmetric
+/// and log-concave) on each of k sensitivity-1 queries is (ε, δ)-DP, by the exact privacy
+/// loss in the chosen [`RadiusMode`] (module docs). `start` is a radius believed to pass
+/// (e.g. the certified bound of `mgf::certified_radius`); the search widens the bracket
+/// if it does not. The `Estimate` step is fixed from `start` so that every evaluation of
+/// the search uses the same grid.
+///
+/// Errors: k = 0; ε, `start` not finite and `> 0`; `δ ∉ (0, 1)`; bad settings;
+/// [`CompositionError::Unreachable`] when no radius up to `2¹⁰⁰·start` reaches δ (in
+/// `Pessimistic` mode the floating-point slack can exceed a very small δ).
+///
+/// ```
+/// use composition::pld::{least_radius, RadiusMode, RadiusSettings};
+/// // Gaussian noise (its support cut where the density is below e^-450): the least σ
+/// // for one query at (ε, δ) = (1, 1e-5) is the analytic Gaussian mechanism's.
+/// let g = |x: f64| -0.5 * x * x;
+/// let r = least_radius(&g, (-30.0, 30.0), 1, 1.0, 1e-5, RadiusMode::Estimate, 5.0,
+///     &RadiusSettings::default()).unwrap();
+/// let sigma = densities::gaussian::analytic_sigma(1.0, 1e-5, 1.0).unwrap();
+/// assert!((r.radius / sigma - 1.0).abs() < 2e-3);
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn least_radius<F: Fn(f64) -> f64>(
+    ln_pdf: &F,
+    support: (f64, f64),
+    k: u64,
+    epsilon: f64,
+    delta: f64,
+    mode: RadiusMode,
+    start: f64,
+    settings: &RadiusSettings,
+) -> Result<LeastRadius> {
+    settings.check()?;
+    check_delta("delta", delta)?;
+    if !(start.is_finite() && start > 0.0) {
+        return Err(out_of_range("start", start, "(0, inf), finite"));
+    }
+    if !(epsilon.is_finite() && epsilon > 0.0) {
+        return Err(out_of_range("epsilon", epsilon, "(0, inf), finite"));
+    }
+    if k == 0 {
+        return Err(out_of_range("k", 0.0, "[1, inf)"));
+    }
+    let (step, bound) = match mode {
+        RadiusMode::Estimate => (
+            settings.estimate_step * loss_std(ln_pdf, support, start)?,
+            Bound::Estimate,
+        ),
+        RadiusMode::Pessimistic => (settings.pessimistic_bias * epsilon / k as f64, Bound::Upper),
+    };
+    let tail_total = (TAIL_SHARE * delta).min(1e-3);
+    let mut evaluations = 0usize;
+    let mut eval = |r: f64| -> Result<f64> {
+        evaluations += 1;
+        shifted_noise_delta(ln_pdf, support, k, epsilon, r, step, bound, tail_total)
+    };
+    // φ(x) = ln(−ln δ_target) − ln(−ln δ(e^x)): decreasing, > 0 below the least radius.
+    // δ falls off like e^{−cR²} (sub-Gaussian losses), so φ is close to linear in ln R
+    // and regula falsi converges in a few steps.
+    let target_ll = (-delta.ln()).ln();
+    let phi = |d: f64| {
+        if d >= 1.0 {
+            f64::INFINITY
+        } else if d > 0.0 {
+            target_ll - (-d.ln()).ln()
+        } else {
+            f64::NEG_INFINITY
+        }
+    };
+
+    // Upper end: a radius that passes.
+    let mut hi = start;
+    let mut d_hi = eval(hi)?;
+    let mut grow = 0;
+    while d_hi > delta {
+        grow += 1;
+        if grow > 100 {
+            return Err(CompositionError::Unreachable {
+                target: delta,
+                floor: d_hi,
+            });
+        }
+        hi *= 2.0;
+        d_hi = eval(hi)?;
+    }
+    // Lower end: a radius that fails (shrink geometrically from the passing end).
+    let mut lo = hi * 0.8;
+    let mut d_lo = eval(lo)?;
+    while d_lo <= delta {
+        hi = lo;
+        d_hi = d_lo;
+        lo *= 0.5;
+        if lo * (support.1 - support.0) < 1.0 {
+            // δ = 1 below this radius: a failing end for any δ < 1.
+            lo = 1.0 / (support.1 - support.0);
+            d_lo = 1.0;
+            break;
+        }
+        d_lo = eval(lo)?;
+    }
+
+    // Illinois regula falsi on x = ln R, with bisection when φ is infinite or the
+    // interpolant stalls.
+    let (mut xl, mut xh) = (lo.ln(), hi.ln());
+    let (mut fl, mut fh) = (phi(d_lo), phi(d_hi));
+    let (mut r_lo, mut r_hi) = (lo, hi);
+    let mut side = 0i8;
+    for _ in 0..200 {
+        if (xh - xl).exp_m1() <= settings.rel_tol {
+            break;
+        }
+        let mid = 0.5 * (xl + xh);
+        let mut x = if fl.is_finite() && fh.is_finite() && fl > fh {
+            xl + (xh - xl) * fl / (fl - fh)
+        } else {
+            mid
+        };
+        // Step at least a fraction of the tolerance away from either end: when the
+        // interpolant sits on the root, the next trial lands just past it and the bracket
+        // collapses to the tolerance at once.
+        let guard = 0.4 * settings.rel_tol.ln_1p();
+        x = if x.is_finite() {
+            x.clamp(xl + guard, xh - guard)
+        } else {
+            mid
+        };
+        let r = x.exp();
+        let d = eval(r)?;
+        let f = phi(d);
+        if d <= delta {
+            xh = x;
+            r_hi = r;
+            fh = f;
+            d_hi = d;
+            if side == 1 {
+                fl *= 0.5;
+            }
+            side = 1;
+        } else {
+            xl = x;
+            r_lo = r;
+            fl = f;
+            if side == -1 {
+                fh *= 0.5;
+            }
+            side = -1;
+        }
+    }
+    Ok(LeastRadius {
+        radius: r_hi,
+        lower: r_lo,
+        step,
+        delta: d_hi,
+        evaluations,
+    })
+}

@@ -95,3 +95,7 @@ fig17:
 # Laplace vs Gaussian on histograms with exact accounting.
 fig18:
     cargo run --release -- run experiments/fig18.toml
+
+# Bounded noise: exact least radius (FFT accountant) vs the certified bound.
+fig19:
+    cargo run --release -- run experiments/fig19.toml

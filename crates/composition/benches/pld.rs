@@ -4,7 +4,10 @@
 //! Gaussians by repeated squaring, and the bounded noise of Dagan–Kur (log-density only,
 //! certified quadrature) composed 1e6 times.
 
-use composition::pld::{Bound, LogConcaveNoise, PldBracket, PldConfig, PrivacyLoss};
+use composition::pld::{
+    least_radius, Bound, LogConcaveNoise, PldBracket, PldConfig, PrivacyLoss, RadiusMode,
+    RadiusSettings,
+};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 
 fn laplace(c: &mut Criterion) {
@@ -94,6 +97,29 @@ fn laplace(c: &mut Criterion) {
                 .unwrap()
         })
     });
+    for (k, eps, delta, start) in [
+        (10_000u64, 0.1, 1e-10, 22_931.0),
+        (1_000_000, 0.1, 1e-10, 228_209.0),
+    ] {
+        g.bench_function(
+            format!("least radius, bounded power(2), estimate, k={k:e} eps={eps} delta={delta:e}"),
+            |b| {
+                b.iter(|| {
+                    least_radius(
+                        &move |x: f64| -fam.f(x),
+                        (-1.0, 1.0),
+                        black_box(k),
+                        eps,
+                        delta,
+                        RadiusMode::Estimate,
+                        start,
+                        &RadiusSettings::default(),
+                    )
+                    .unwrap()
+                })
+            },
+        );
+    }
     g.finish();
 }
 

@@ -34,6 +34,7 @@ pub const KINDS: &[Kind] = &[
     experiments::mean_estimation::KIND,
     experiments::heatmap_release::KIND,
     experiments::adaptive_queries::KIND,
+    experiments::exact_bounded_radius::KIND,
 ];
 
 /// The kind registered under `name`.

@@ -431,3 +431,57 @@ fn fig18_exact_accounting_is_below_the_generic_bounds() {
         assert!(at(&g, r.x) < r.y);
     }
 }
+
+#[test]
+fn fig19_exact_radius_is_below_certified_and_pessimistic_is_valid() {
+    let t = data("fig19");
+    // Column positions after panel,series,x,y.
+    let col = |name: &str| {
+        t.extra_columns()
+            .iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("fig19 has no column {name}"))
+    };
+    let (radius, cert, gap, err, check, delta) = (
+        col("radius"),
+        col("certified_radius"),
+        col("gap"),
+        col("err"),
+        col("delta_check"),
+        col("delta"),
+    );
+    for panel in ["a", "b", "c", "d"] {
+        let exact = series(&t, panel, "exact");
+        let certified = series(&t, panel, "certified");
+        assert_eq!(exact.len(), certified.len());
+        for r in &exact {
+            // Below the certified bound at every point, by more than the stated error.
+            assert!(r.extra[radius] < r.extra[cert], "{panel} x = {}", r.x);
+            assert!(r.extra[gap] > 10.0 * r.extra[err], "{panel} x = {}", r.x);
+            assert!(r.extra[err] < 1e-2, "{panel} x = {}", r.x);
+            let c = at(&certified, r.x);
+            assert!(r.y < c);
+        }
+        // The certified radius really is safe: its (estimated) true δ is below the target.
+        for r in &certified {
+            assert!(r.extra[check] <= r.extra[delta], "{panel} x = {}", r.x);
+        }
+    }
+    let pess = series(&t, "d", "pessimistic");
+    let exact = series(&t, "d", "exact");
+    assert_eq!(pess.len(), exact.len());
+    for r in &pess {
+        // Valid: δ at the pessimistic radius, recomputed on a grid twice as fine by the
+        // certified accountant, stays at or below the target.
+        assert!(r.extra[check] <= r.extra[delta], "d x = {}", r.x);
+        // Above the estimate (it is an upper bound) but below the certified bound.
+        assert!(r.y >= at(&exact, r.x) && r.extra[radius] < r.extra[cert]);
+    }
+    // At large k the exact radius, normalised, levels off below the certified one's 4.76.
+    let a = series(&t, "a", "exact");
+    let big: Vec<f64> = a.iter().filter(|r| r.x >= 1e4).map(|r| r.y).collect();
+    assert!(
+        big.len() >= 3 && big.iter().all(|&y| y > 4.2 && y < 4.6),
+        "{big:?}"
+    );
+}

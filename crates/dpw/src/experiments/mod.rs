@@ -8,6 +8,7 @@ pub mod bounded_grid;
 pub mod bounded_vs_gaussian;
 pub mod clt_tradeoff;
 pub mod composition_bounds;
+pub mod exact_bounded_radius;
 pub mod gaussian_calibration;
 pub mod heatmap_release;
 pub mod histogram_mechanisms;

@@ -195,23 +195,35 @@ impl PrivacyLoss {
         let len = self.pmf.len();
         let full = k as u128 * (len as u128 - 1) + 1;
         let kf = k as f64;
-        let (w_lo, n, aliased) =
-            if full <= self.max_len as u128 && fft::fast_len(full as usize) <= self.max_len {
-                (0u64, fft::fast_len(full as usize), false)
+        let full_len = if full <= self.max_len as u128 {
+            Some(fft::fast_len(full as usize)).filter(|&n| n <= self.max_len)
+        } else {
+            None
+        };
+        // The Chernoff window (all but a provably tiny mass of the sum): used when the full
+        // support does not fit, or when the window is less than half of it (a heavy but
+        // light-massed tail, e.g. the bounded noise's loss near the support's edge, would
+        // otherwise make the transform far longer than the mass needs).
+        let window = if full_len.is_none() || full > 1 << 16 {
+            let ln_tau = (0.5 * budget).max(1e-300).ln();
+            let hi = fft::upper_extent(&self.pmf, k, ln_tau).ceil();
+            let lo = fft::lower_extent(&self.pmf, k, ln_tau).floor();
+            let need = hi - lo + 1.0;
+            if need.is_finite() && need <= self.max_len as f64 {
+                Some((lo.max(0.0) as u64, fft::fast_len(need as usize)))
+                    .filter(|&(_, n)| n <= self.max_len)
             } else {
-                let ln_tau = (0.5 * budget).max(1e-300).ln();
-                let hi = fft::upper_extent(&self.pmf, k, ln_tau).ceil();
-                let lo = fft::lower_extent(&self.pmf, k, ln_tau).floor();
-                let need = hi - lo + 1.0;
-                if !(need.is_finite() && need <= self.max_len as f64) {
-                    return Ok(None);
-                }
-                let n = fft::fast_len(need as usize);
-                if n > self.max_len {
-                    return Ok(None);
-                }
-                (lo.max(0.0) as u64, n, true)
-            };
+                None
+            }
+        } else {
+            None
+        };
+        let (w_lo, n, aliased) = match (full_len, window) {
+            (Some(nf), Some((lo, nw))) if 2 * nw < nf => (lo, nw, true),
+            (Some(nf), _) => (0u64, nf, false),
+            (None, Some((lo, nw))) => (lo, nw, true),
+            (None, None) => return Ok(None),
+        };
         let Conv { pmf: circ, err } = fft::power_circular(&self.pmf, k, n);
         let (pmf, upper_alias, lower_alias) = if aliased {
             let mut out = vec![0.0; n];

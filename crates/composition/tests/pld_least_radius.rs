@@ -249,3 +249,52 @@ fn bad_inputs_are_refused() {
     )
     .is_err());
 }
+
+/// Fisher information `I = E f'(X)²` of the power(2) density by Simpson quadrature
+/// (`f' = 4x(1 − x²)⁻³`; the integrand vanishes to all orders at ±1).
+fn fisher_power2() -> f64 {
+    let f = |x: f64| (1.0 - x * x).powi(-2);
+    let fp = |x: f64| 4.0 * x * (1.0 - x * x).powi(-3);
+    let w = |x: f64| {
+        if x.abs() >= 1.0 {
+            0.0
+        } else {
+            (-f(x)).exp()
+        }
+    };
+    let z = simpson(&w, -1.0, 1.0, 200_000);
+    let g = |x: f64| {
+        let wx = w(x);
+        // Near ±1 the weight underflows before f'² overflows: the product is 0 there.
+        if wx == 0.0 {
+            0.0
+        } else {
+            fp(x).powi(2) * wx
+        }
+    };
+    simpson(&g, -1.0, 1.0, 200_000) / z
+}
+
+#[test]
+fn many_queries_approach_the_clt_limit() {
+    // Dong–Su–Zhang's CLT (formulas.md §2): k queries with shift s = 1/R compose to about
+    // μ-GDP with μ² = k s² I, so the least R tends to √(k I) · σ(ε, δ), σ the analytic
+    // Gaussian scale of one sensitivity-1 query. Independent of the FFT accountant.
+    let fam = BoundedFamily::power(2.0).unwrap();
+    let ln_pdf = move |x: f64| -fam.f(x);
+    let (k, eps, delta) = (100_000_000u64, 0.1, 1e-10);
+    let limit = (k as f64 * fisher_power2()).sqrt() * analytic_sigma(eps, delta, 1.0).unwrap();
+    let r = least_radius(
+        &ln_pdf,
+        (-1.0, 1.0),
+        k,
+        eps,
+        delta,
+        RadiusMode::Estimate,
+        1.1 * limit,
+        &RadiusSettings::default(),
+    )
+    .unwrap();
+    let rel = r.radius / limit - 1.0;
+    assert!(rel.abs() < 1e-3, "R = {} vs CLT limit {limit}", r.radius);
+}

@@ -484,4 +484,22 @@ fn fig19_exact_radius_is_below_certified_and_pessimistic_is_valid() {
         big.len() >= 3 && big.iter().all(|&y| y > 4.2 && y < 4.6),
         "{big:?}"
     );
+    // ... at the central-limit value (Dong–Su–Zhang): k queries with shift 1/R are about
+    // μ-GDP with μ² = k I / R², so R·ε/√(k log(1/δ)) → √I σ(ε, δ) ε/√(log(1/δ)), σ the
+    // analytic Gaussian scale and I = E f'(X)² the Fisher information (Simpson below).
+    let f = |x: f64| (1.0 - x * x).powi(-2);
+    let n = 200_000;
+    let (mut z, mut fi) = (0.0, 0.0);
+    for i in 1..n {
+        let x = -1.0 + 2.0 * i as f64 / n as f64;
+        let w = (-f(x)).exp() * if i % 2 == 1 { 4.0 } else { 2.0 };
+        if w > 0.0 {
+            z += w;
+            fi += w * (4.0 * x * (1.0 - x * x).powi(-3)).powi(2);
+        }
+    }
+    let sigma = densities::gaussian::analytic_sigma(0.1, 1e-10, 1.0).unwrap();
+    let clt = (fi / z).sqrt() * sigma * 0.1 / (1e10f64).ln().sqrt();
+    let last = a.iter().find(|r| r.x == 1e6).unwrap().y;
+    assert!((last / clt - 1.0).abs() < 1e-3, "{last} vs CLT {clt}");
 }

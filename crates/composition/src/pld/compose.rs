@@ -11,6 +11,14 @@ use crate::error::{out_of_range, CompositionError, Result};
 /// extra rounding is far below the initial discretisation's, and each squaring stays cheap.
 const SQUARING_LEN: usize = 1 << 17;
 
+/// Largest exponent taken by one Fourier transform in [`PrivacyLoss::self_compose`];
+/// larger k are first reduced by repeated squaring. Raising a transform to the k-th power
+/// multiplies the rounding error of each coefficient's phase by k, so the pmf error grows
+/// like `k·u`: at k = 1e6 that moved the least radius of the bounded-noise mechanism by
+/// 6e-4 relative at δ = 1e-10, while squaring (error ~`u` per level, log₂k levels) keeps
+/// the result consistent to 1e-5 across k = 1e4…1e8.
+const MAX_DIRECT_POWER: u64 = 1 << 14;
+
 /// `1 − (1 − p)^k` without cancellation.
 fn one_minus_pow(p: f64, k: f64) -> f64 {
     if p >= 1.0 {
@@ -162,7 +170,9 @@ impl PrivacyLoss {
         let mut rem = k;
         let mut acc: Option<PrivacyLoss> = None;
         loop {
-            if let Some(p) = base.try_power(rem, budget)? {
+            if rem > MAX_DIRECT_POWER {
+                // Square first: one transform raised to a huge power loses accuracy.
+            } else if let Some(p) = base.try_power(rem, budget)? {
                 acc = Some(match acc {
                     None => p,
                     Some(a) => a.compose_budget(&p, budget)?,

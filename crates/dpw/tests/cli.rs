@@ -572,13 +572,14 @@ fn calibrate_prints_every_mechanism_in_each_format() {
         "analytic Gaussian",
         "truncated Laplacian",
         "bounded noise power(2)",
+        "bounded power(2), exact R",
     ] {
         assert!(text.contains(m), "missing {m} in\n{text}");
     }
     let mut args = base.to_vec();
     args.extend(["--queries", "1e4", "--format", "csv"]);
     let csv = stdout(&dpw(dir.path(), &args));
-    assert_eq!(csv.lines().count(), 6);
+    assert_eq!(csv.lines().count(), 7);
     assert!(csv.contains("truncated Laplacian,lambda,,,,,,not applicable"));
     let mut args = base.to_vec();
     args.extend(["--format", "json"]);

@@ -21,7 +21,7 @@
 //! `P(max|Xᵢ| ≤ t) = (1 − p(t))^k`, solved without cancellation); bounded noise by the
 //! union bound `P(|X| > L) ≤ β/k` and never more than RΔ.
 
-use composition::pld::{least_radius, RadiusMode, RadiusSettings};
+use composition::pld::{exact_calibration, RadiusSettings};
 use densities::bounded::BoundedFamily;
 use densities::gaussian::{analytic_sigma, classical_sigma};
 use densities::normal::max_abs_quantile;
@@ -267,42 +267,29 @@ fn bounded_exact(req: &Request, cert: f64) -> (Result<Numbers, String>, String) 
         let fam = noise.family();
         let ln_pdf = move |x: f64| -fam.f(x);
         let k = req.queries as u64;
-        let search = |mode, start: f64, settings: &RadiusSettings| {
-            least_radius(
-                &ln_pdf,
-                (-1.0, 1.0),
-                k,
-                req.epsilon,
-                req.delta,
-                mode,
-                start,
-                settings,
-            )
-            .map_err(|e| format!("exact radius: {e}"))
-        };
         let settings = RadiusSettings::default();
-        let coarse = search(RadiusMode::Estimate, cert, &settings)?;
-        let fine = search(
-            RadiusMode::Estimate,
-            coarse.radius * (1.0 + 2.0 * settings.rel_tol),
-            &RadiusSettings {
-                estimate_step: 0.5 * settings.estimate_step,
-                ..settings
-            },
-        )?;
-        let pess = search(
-            RadiusMode::Pessimistic,
-            fine.radius * (1.0 + 2.0 * settings.pessimistic_bias),
+        let cal = exact_calibration(
+            &ln_pdf,
+            (-1.0, 1.0),
+            k,
+            req.epsilon,
+            req.delta,
+            cert,
             &settings,
-        )?;
-        let err = (coarse.radius / fine.radius - 1.0).abs();
+            true,
+        )
+        .map_err(|e| format!("exact radius: {e}"))?;
+        let (fine, err) = (cal.estimate, cal.estimate_error);
+        let pess = cal
+            .pessimistic
+            .ok_or("exact radius: no pessimistic result")?;
         let note = format!(
             "least R by the FFT privacy-loss accountant with losses rounded up (certified; \
              {:.1} % below the certified R); estimate of the exact least R*sensitivity: {} \
              (relative error {:.0e})",
             100.0 * (1.0 - pess.radius / cert),
             short(fine.radius * req.sensitivity),
-            err.max(settings.rel_tol)
+            err
         );
         Ok((bounded_numbers(req, &noise, pess.radius), note))
     };

@@ -346,3 +346,76 @@ pub fn least_radius<F: Fn(f64) -> f64>(
         evaluations,
     })
 }
+
+/// The exact calibration of [`exact_calibration`]: the estimate with its stated error and,
+/// if asked, the certified (pessimistic) radius.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExactCalibration {
+    /// The estimate on the finer grid (step `estimate_step/2` times the loss deviation).
+    pub estimate: LeastRadius,
+    /// Its stated relative error: the change from the grid twice as coarse, and at least
+    /// the search tolerance.
+    pub estimate_error: f64,
+    /// The least radius by the certified accountant ([`RadiusMode::Pessimistic`]).
+    pub pessimistic: Option<LeastRadius>,
+}
+
+/// Exact calibration of noise `R·X` for k sensitivity-1 queries at (ε, δ) (formulas.md
+/// §1.4 "exact δ"): the `Estimate` least radius on a grid of step `c·σ_L` and again at
+/// `c/2·σ_L` (the finer one is reported, the relative change is its stated error), and,
+/// when `pessimistic`, the certified least radius started just above the estimate.
+/// `start` as in [`least_radius`] (e.g. the certified Chernoff radius).
+///
+/// Errors: as [`least_radius`], and `settings.estimate_step / 2` must be at least 1e-3.
+///
+/// ```
+/// use composition::pld::{exact_calibration, RadiusSettings};
+/// let g = |x: f64| -0.5 * x * x; // Gaussian noise: the exact answer is analytic
+/// let cal = exact_calibration(&g, (-30.0, 30.0), 4, 1.0, 1e-6, 10.0, &RadiusSettings::default(), true)
+///     .unwrap();
+/// let sigma = densities::gaussian::analytic_sigma(1.0, 1e-6, 2.0).unwrap();
+/// assert!((cal.estimate.radius / sigma - 1.0).abs() < 10.0 * cal.estimate_error);
+/// assert!(cal.pessimistic.unwrap().radius >= sigma);
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn exact_calibration<F: Fn(f64) -> f64>(
+    ln_pdf: &F,
+    support: (f64, f64),
+    k: u64,
+    epsilon: f64,
+    delta: f64,
+    start: f64,
+    settings: &RadiusSettings,
+    pessimistic: bool,
+) -> Result<ExactCalibration> {
+    let search = |mode, start: f64, settings: &RadiusSettings| {
+        least_radius(ln_pdf, support, k, epsilon, delta, mode, start, settings)
+    };
+    let coarse = search(RadiusMode::Estimate, start, settings)?;
+    // The finer grid starts from the coarse answer; its step is derived from the start,
+    // so it is (about) half the coarse step.
+    let fine = search(
+        RadiusMode::Estimate,
+        coarse.radius * (1.0 + 2.0 * settings.rel_tol),
+        &RadiusSettings {
+            estimate_step: 0.5 * settings.estimate_step,
+            ..*settings
+        },
+    )?;
+    let pess = if pessimistic {
+        Some(search(
+            RadiusMode::Pessimistic,
+            fine.radius * (1.0 + 2.0 * settings.pessimistic_bias),
+            settings,
+        )?)
+    } else {
+        None
+    };
+    Ok(ExactCalibration {
+        estimate: fine,
+        estimate_error: (coarse.radius / fine.radius - 1.0)
+            .abs()
+            .max(settings.rel_tol),
+        pessimistic: pess,
+    })
+}

@@ -109,7 +109,8 @@ mod model;
 
 pub use bracket::PldBracket;
 pub use least_radius::{
-    least_radius, shifted_noise_delta, LeastRadius, RadiusMode, RadiusSettings,
+    exact_calibration, least_radius, shifted_noise_delta, ExactCalibration, LeastRadius,
+    RadiusMode, RadiusSettings,
 };
 pub use mechanisms::{
     DiscreteLoss, GaussianLoss, LaplaceLoss, LogConcaveNoise, ShiftedNoise, TruncatedLaplaceLoss,

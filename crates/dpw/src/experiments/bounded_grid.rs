@@ -41,21 +41,26 @@ impl Vary {
     }
 }
 
-/// The grid part of one `[[params.panels]]` entry, borrowed from the kind's own struct.
-#[derive(Debug)]
-pub struct PanelSpec<'a> {
+/// One `[[params.panels]]` entry: a key, the varied parameter and its grid, the two fixed
+/// parameters, and (kind `exact_bounded_radius` only) whether to run the certified
+/// accountant too.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PanelParams {
     /// Panel key.
-    pub key: &'a str,
+    pub key: String,
     /// The varied parameter.
     pub vary: Vary,
     /// Its values.
-    pub grid: &'a Grid,
+    pub grid: Grid,
     /// Fixed k (absent when varied).
     pub k: Option<f64>,
     /// Fixed ε (absent when varied).
     pub epsilon: Option<f64>,
     /// Fixed δ (absent when log10(1/δ) is varied).
     pub delta: Option<f64>,
+    /// `exact_bounded_radius`: also the pessimistic (certified) accountant.
+    pub pessimistic: Option<bool>,
 }
 
 /// One point to compute: the varied value and the full parameter triple.
@@ -114,7 +119,7 @@ pub fn density_family(d: &DensityParams) -> Result<BoundedFamily, KeyError> {
 }
 
 /// At least one panel, keys non-empty and distinct.
-pub fn panel_keys_ok(keys: &[String]) -> Result<(), KeyError> {
+fn panel_keys_ok(keys: &[String]) -> Result<(), KeyError> {
     if keys.is_empty() {
         return Err(KeyError::new(
             "params.panels",
@@ -130,8 +135,29 @@ pub fn panel_keys_ok(keys: &[String]) -> Result<(), KeyError> {
     distinct(keys, |i| format!("params.panels[{i}].key"))
 }
 
+/// The panel keys and the validated points of every panel, in manifest order.
+pub fn all_points(panels: &[PanelParams]) -> Result<(Vec<String>, Vec<Point>), KeyError> {
+    let keys: Vec<String> = panels.iter().map(|q| q.key.clone()).collect();
+    panel_keys_ok(&keys)?;
+    let mut points = Vec::new();
+    for (i, q) in panels.iter().enumerate() {
+        points.extend(panel_points(i, q)?);
+    }
+    Ok((keys, points))
+}
+
+/// The manifest key that holds `name` (k, epsilon or delta) for point `j` of panel `i`:
+/// the grid entry when that parameter is varied, else the panel's fixed value.
+pub fn key_of(i: usize, j: usize, panel: &PanelParams, name: &str) -> String {
+    if name == panel.vary.name() || (name == "delta" && panel.vary == Vary::Log10InvDelta) {
+        format!("params.panels[{i}].grid[{j}]")
+    } else {
+        format!("params.panels[{i}].{name}")
+    }
+}
+
 /// The validated points of panel `i`.
-pub fn panel_points(i: usize, panel: &PanelSpec<'_>) -> Result<Vec<Point>, KeyError> {
+fn panel_points(i: usize, panel: &PanelParams) -> Result<Vec<Point>, KeyError> {
     let at = |name: &str| format!("params.panels[{i}].{name}");
     let fixed = |name: &str, value: Option<f64>| -> Result<Option<f64>, KeyError> {
         if name == panel.vary.name() || (name == "delta" && panel.vary == Vary::Log10InvDelta) {

@@ -24,12 +24,9 @@
 //! delta = 1e-10
 //! ```
 
-use super::bounded_grid::{
-    density_family, panel_keys_ok, panel_points, DensityParams, PanelSpec, Point, Vary,
-};
+use super::bounded_grid::{all_points, density_family, DensityParams, PanelParams, Point};
 use super::{distinct, open_unit, Job};
 use crate::error::KeyError;
-use crate::grid::Grid;
 use crate::manifest::ParamsInput;
 use crate::registry::Kind;
 use crate::table::{Row, Table};
@@ -54,17 +51,6 @@ struct Params {
     panels: Vec<PanelParams>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PanelParams {
-    key: String,
-    vary: Vary,
-    grid: Grid,
-    k: Option<f64>,
-    epsilon: Option<f64>,
-    delta: Option<f64>,
-}
-
 /// The validated job.
 #[derive(Debug)]
 struct BoundedVsGaussian {
@@ -84,20 +70,13 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     }
     let beta_names: Vec<String> = p.gaussian_betas.iter().map(|b| b.to_string()).collect();
     distinct(&beta_names, |i| format!("params.gaussian_betas[{i}]"))?;
-    let keys: Vec<String> = p.panels.iter().map(|q| q.key.clone()).collect();
-    panel_keys_ok(&keys)?;
-    let mut points = Vec::new();
-    for (i, q) in p.panels.iter().enumerate() {
-        let spec = PanelSpec {
-            key: &q.key,
-            vary: q.vary,
-            grid: &q.grid,
-            k: q.k,
-            epsilon: q.epsilon,
-            delta: q.delta,
-        };
-        points.extend(panel_points(i, &spec)?);
+    if let Some(i) = p.panels.iter().position(|q| q.pessimistic.is_some()) {
+        return Err(KeyError::new(
+            format!("params.panels[{i}].pessimistic"),
+            "only used by kind \"exact_bounded_radius\"; remove it here",
+        ));
     }
+    let (keys, points) = all_points(&p.panels)?;
     Ok(Box::new(BoundedVsGaussian {
         family,
         bounded_beta,

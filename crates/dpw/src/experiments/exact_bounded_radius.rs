@@ -8,7 +8,8 @@
 //!   one query's loss (with its `+∞` atom) composed by FFT, meets δ: the estimate mode
 //!   (`composition::pld::least_radius`, grid rounded to nearest with the mean kept), run
 //!   on a grid of step `c·σ_L` and again at `c/2·σ_L`; the finer result is reported and
-//!   the relative difference of the two is its stated error;
+//!   the relative difference of the two (at least the search tolerance 1e-4) is its
+//!   stated error (`composition::pld::exact_calibration`);
 //! - series `pessimistic` (panels with `pessimistic = true`): the least R by the
 //!   certified upper accountant (losses rounded up, tails and floating-point slack
 //!   charged), step `Δ = b·ε/k`. A valid upper bound on the least R; its δ at R is
@@ -16,7 +17,7 @@
 //!
 //! Columns: `panel,series,x,y,k,epsilon,delta,radius,certified_radius,gap,step,err,
 //! delta_check` with `y = radius / norm` and `gap = certified_radius / radius − 1`.
-//! `err`: 0 for `certified`; `|R(c) − R(c/2)|/R(c/2)` for `exact`; `R/R_exact − 1` (how
+//! `err`: 0 for `certified`; `max(|R(c) − R(c/2)|/R(c/2), 1e-4)` for `exact`; `R/R_exact − 1` (how
 //! much the certificate costs) for `pessimistic`. `delta_check`: the estimated true δ at
 //! the certified radius; δ at the exact radius as computed; the pessimistic δ at its
 //! radius recomputed on the finer grid (≤ δ is the claim).
@@ -42,16 +43,13 @@
 //! pessimistic = false
 //! ```
 
-use super::bounded_grid::{
-    density_family, panel_keys_ok, panel_points, DensityParams, PanelSpec, Point, Vary,
-};
+use super::bounded_grid::{all_points, density_family, key_of, DensityParams, PanelParams, Point};
 use super::Job;
 use crate::error::KeyError;
-use crate::grid::Grid;
 use crate::manifest::ParamsInput;
 use crate::registry::Kind;
 use crate::table::{Row, Table};
-use composition::pld::{least_radius, shifted_noise_delta, Bound, RadiusMode, RadiusSettings};
+use composition::pld::{exact_calibration, shifted_noise_delta, Bound, RadiusSettings};
 use densities::bounded::BoundedFamily;
 use mgf::BoundedNoise;
 use rayon::prelude::*;
@@ -82,19 +80,6 @@ struct Params {
     panels: Vec<PanelParams>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PanelParams {
-    key: String,
-    vary: Vary,
-    grid: Grid,
-    k: Option<f64>,
-    epsilon: Option<f64>,
-    delta: Option<f64>,
-    #[serde(default)]
-    pessimistic: bool,
-}
-
 /// The validated job.
 #[derive(Debug)]
 struct ExactBoundedRadius {
@@ -121,20 +106,20 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     // Half of estimate_step is used too, so the lower end is twice the library's.
     let estimate_step = step_ok("params.estimate_step", p.estimate_step, 2e-3, 1.0)?;
     let pessimistic_bias = step_ok("params.pessimistic_bias", p.pessimistic_bias, 1e-3, 0.5)?;
-    let keys: Vec<String> = p.panels.iter().map(|q| q.key.clone()).collect();
-    panel_keys_ok(&keys)?;
-    let mut points = Vec::new();
-    for (i, q) in p.panels.iter().enumerate() {
-        let spec = PanelSpec {
-            key: &q.key,
-            vary: q.vary,
-            grid: &q.grid,
-            k: q.k,
-            epsilon: q.epsilon,
-            delta: q.delta,
-        };
-        let pts = panel_points(i, &spec)?;
-        let (max_k, min_delta, what) = if q.pessimistic {
+    let (keys, points) = all_points(&p.panels)?;
+    let pessimistic: Vec<bool> = p
+        .panels
+        .iter()
+        .map(|q| q.pessimistic.unwrap_or(false))
+        .collect();
+    // Points are in panel order; j counts within the panel.
+    let mut j = 0;
+    for (n, pt) in points.iter().enumerate() {
+        if n > 0 && points[n - 1].panel != pt.panel {
+            j = 0;
+        }
+        let (i, q) = (pt.panel, &p.panels[pt.panel]);
+        let (max_k, min_delta, what) = if pessimistic[i] {
             (
                 MAX_PESSIMISTIC_K,
                 MIN_PESSIMISTIC_DELTA,
@@ -143,31 +128,22 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         } else {
             (MAX_EXACT_K, MIN_EXACT_DELTA, "for the FFT accountant")
         };
-        for (j, pt) in pts.iter().enumerate() {
-            let key = |name: &str| {
-                if name == q.vary.name() || (name == "delta" && q.vary == Vary::Log10InvDelta) {
-                    format!("params.panels[{i}].grid[{j}]")
-                } else {
-                    format!("params.panels[{i}].{name}")
-                }
-            };
-            if pt.k > max_k {
-                return Err(KeyError::new(
-                    key("k"),
-                    format!("k must be in [1, {max_k:e}] {what}, got {}", pt.k),
-                ));
-            }
-            if pt.delta < min_delta {
-                return Err(KeyError::new(
-                    key("delta"),
-                    format!(
-                        "delta must be in [{min_delta:e}, 1) {what}, got {:e}",
-                        pt.delta
-                    ),
-                ));
-            }
+        if pt.k > max_k {
+            return Err(KeyError::new(
+                key_of(i, j, q, "k"),
+                format!("k must be in [1, {max_k:e}] {what}, got {}", pt.k),
+            ));
         }
-        points.extend(pts);
+        if pt.delta < min_delta {
+            return Err(KeyError::new(
+                key_of(i, j, q, "delta"),
+                format!(
+                    "delta must be in [{min_delta:e}, 1) {what}, got {:e}",
+                    pt.delta
+                ),
+            ));
+        }
+        j += 1;
     }
     Ok(Box::new(ExactBoundedRadius {
         family,
@@ -177,7 +153,7 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             ..RadiusSettings::default()
         },
         panel_keys: keys,
-        pessimistic: p.panels.iter().map(|q| q.pessimistic).collect(),
+        pessimistic,
         points,
     }))
 }
@@ -211,22 +187,18 @@ impl ExactBoundedRadius {
         let cert = mgf::certified_radius(noise, k, epsilon, delta)
             .map_err(|e| format!("certified radius at {}: {e}", what()))?
             .radius;
-        let search = |mode, start: f64, settings: &RadiusSettings| {
-            least_radius(&ln_pdf, support, kk, epsilon, delta, mode, start, settings)
-                .map_err(|e| format!("exact radius at {}: {e}", what()))
-        };
-        let coarse = search(RadiusMode::Estimate, cert, &self.settings)?;
-        let fine_settings = RadiusSettings {
-            estimate_step: 0.5 * self.settings.estimate_step,
-            ..self.settings
-        };
-        // The finer grid starts from the coarse answer: the step is derived from the
-        // start, so it is (about) half the coarse step.
-        let fine = search(
-            RadiusMode::Estimate,
-            coarse.radius * (1.0 + 2.0 * self.settings.rel_tol),
-            &fine_settings,
-        )?;
+        let cal = exact_calibration(
+            &ln_pdf,
+            support,
+            kk,
+            epsilon,
+            delta,
+            cert,
+            &self.settings,
+            self.pessimistic[pt.panel],
+        )
+        .map_err(|e| format!("exact radius at {}: {e}", what()))?;
+        let fine = cal.estimate;
         let tail = 1e-4 * delta;
         let delta_at = |r: f64, step: f64, bound| {
             shifted_noise_delta(&ln_pdf, support, kk, epsilon, r, step, bound, tail)
@@ -236,24 +208,17 @@ impl ExactBoundedRadius {
         let exact = Entry {
             radius: fine.radius,
             step: fine.step,
-            err: (coarse.radius / fine.radius - 1.0).abs(),
+            err: cal.estimate_error,
             delta_check: fine.delta,
         };
-        let pessimistic = if self.pessimistic[pt.panel] {
-            let r = search(
-                RadiusMode::Pessimistic,
-                fine.radius * (1.0 + 2.0 * self.settings.pessimistic_bias),
-                &self.settings,
-            )?;
-            let check = delta_at(r.radius, 0.5 * r.step, Bound::Upper)?;
-            Some(Entry {
+        let pessimistic = match cal.pessimistic {
+            Some(r) => Some(Entry {
                 radius: r.radius,
                 step: r.step,
                 err: r.radius / fine.radius - 1.0,
-                delta_check: check,
-            })
-        } else {
-            None
+                delta_check: delta_at(r.radius, 0.5 * r.step, Bound::Upper)?,
+            }),
+            None => None,
         };
         Ok(PointResult {
             certified: Entry {

@@ -120,6 +120,24 @@ fn laplace(c: &mut Criterion) {
             },
         );
     }
+    g.bench_function(
+        "least radius, bounded power(2), pessimistic (recentred), k=1e4 eps=0.1 delta=1e-6",
+        |b| {
+            b.iter(|| {
+                least_radius(
+                    &move |x: f64| -fam.f(x),
+                    (-1.0, 1.0),
+                    black_box(10_000),
+                    0.1,
+                    1e-6,
+                    RadiusMode::Pessimistic,
+                    14_500.0,
+                    &RadiusSettings::default(),
+                )
+                .unwrap()
+            })
+        },
+    );
     g.finish();
 }
 

@@ -14,14 +14,16 @@
 //!   least R whose δ, by the FFT privacy-loss accountant with losses rounded up (a
 //!   certified upper bound on the true δ), meets the target
 //!   (`composition::pld::least_radius`, pessimistic mode); the note gives the estimate
-//!   of the exact least R and its stated error. Limited to k ≤ 1e4 and δ ≥ 1e-8, where
-//!   the certified accountant is accurate and fast (seconds).
+//!   of the exact least R and its stated error. Limited to k ≤ 1e5 and
+//!   δ ≥ max(1e-10, 1e-12·k), above the certified accountant's round-off floor.
 //!
 //! Max-of-k errors: Laplace and Gaussian exactly (i.i.d. coordinates:
 //! `P(max|Xᵢ| ≤ t) = (1 − p(t))^k`, solved without cancellation); bounded noise by the
 //! union bound `P(|X| > L) ≤ β/k` and never more than RΔ.
 
-use composition::pld::{exact_calibration, RadiusSettings};
+use composition::pld::{
+    exact_calibration, pessimistic_min_delta, RadiusSettings, PESSIMISTIC_MAX_K,
+};
 use densities::bounded::BoundedFamily;
 use densities::gaussian::{analytic_sigma, classical_sigma};
 use densities::normal::max_abs_quantile;
@@ -219,10 +221,6 @@ pub fn calibrate(req: &Request) -> Vec<Row> {
     rows
 }
 
-/// Largest k and smallest δ of the exact bounded-noise row (module docs).
-const EXACT_MAX_K: f64 = 1e4;
-const EXACT_MIN_DELTA: f64 = 1e-8;
-
 /// The bounded noise's numbers at radius `r` (moments and quantile are upper bounds).
 fn bounded_numbers(req: &Request, noise: &BoundedNoise, r: f64) -> Numbers {
     let scale = r * req.sensitivity;
@@ -252,12 +250,15 @@ fn bounded_certified(req: &Request) -> Result<(Numbers, f64), String> {
 /// The least R by the certified FFT accountant, started from the certified radius `cert`;
 /// the note carries the estimate of the exact least R and its error.
 fn bounded_exact(req: &Request, cert: f64) -> (Result<Numbers, String>, String) {
-    if req.queries > EXACT_MAX_K || req.delta < EXACT_MIN_DELTA {
+    if req.queries > PESSIMISTIC_MAX_K as f64
+        || req.delta < pessimistic_min_delta(req.queries as u64)
+    {
         return (
             Err(format!(
-                "not computed: the certified FFT accountant is used for k <= {EXACT_MAX_K:e} \
-                 and delta >= {EXACT_MIN_DELTA:e} (fig19 shows the exact R is about 8 % below \
-                 the certified one at large k)"
+                "not computed: the certified FFT accountant is used for k <= 1e5 and \
+                 delta >= max(1e-10, 1e-12 k) = {:e} (fig19 shows the exact R is about 8 % \
+                 below the certified one at large k)",
+                pessimistic_min_delta(req.queries.min(PESSIMISTIC_MAX_K as f64) as u64)
             )),
             String::new(),
         );
@@ -573,7 +574,7 @@ mod tests {
         assert!(n.scale < cert.scale && n.scale > 0.5 * cert.scale);
         assert!(exact.note.contains("estimate of the exact least R"));
         // Out of the accountant's range: a reason, not a number.
-        let far = calibrate(&Request::new(1.0, 1e-12, 10.0, 1.0, 0.05).unwrap());
+        let far = calibrate(&Request::new(1.0, 1e-11, 10.0, 1.0, 0.05).unwrap());
         let why = far
             .iter()
             .find(|r| r.mechanism == "bounded power(2), exact R")
@@ -581,7 +582,7 @@ mod tests {
             .result
             .clone()
             .unwrap_err();
-        assert!(why.contains("delta >= 1e-8"), "{why}");
+        assert!(why.contains("delta >= max(1e-10, 1e-12 k)"), "{why}");
     }
 
     #[test]

@@ -880,7 +880,7 @@ impl<F: Fn(f64) -> f64> LogConcaveNoise<F> {
         Interval::new(lo.clamp(0.0, 1.0), hi.clamp(0.0, 1.0))
     }
 
-    fn loss(&self, y: f64) -> f64 {
+    pub(crate) fn loss(&self, y: f64) -> f64 {
         let a = (self.ln_pdf)(y);
         let b = if y - self.s <= self.lo {
             f64::NEG_INFINITY
@@ -898,8 +898,13 @@ impl<F: Fn(f64) -> f64> LogConcaveNoise<F> {
         }
     }
 
-    fn y0(&self) -> f64 {
+    pub(crate) fn y0(&self) -> f64 {
         self.lo + self.s
+    }
+
+    /// Upper end of the support.
+    pub(crate) fn support_hi(&self) -> f64 {
+        self.hi
     }
 }
 

@@ -109,8 +109,9 @@ mod model;
 
 pub use bracket::PldBracket;
 pub use least_radius::{
-    exact_calibration, least_radius, shifted_noise_delta, ExactCalibration, LeastRadius,
-    RadiusMode, RadiusSettings,
+    certified_shifted_noise_delta, exact_calibration, least_radius, pessimistic_min_delta,
+    shifted_noise_delta, ExactCalibration, LeastRadius, RadiusMode, RadiusSettings,
+    PESSIMISTIC_MAX_K,
 };
 pub use mechanisms::{
     DiscreteLoss, GaussianLoss, LaplaceLoss, LogConcaveNoise, ShiftedNoise, TruncatedLaplaceLoss,

@@ -12,8 +12,9 @@
 //!   stated error (`composition::pld::exact_calibration`);
 //! - series `pessimistic` (panels with `pessimistic = true`): the least R by the
 //!   certified upper accountant (losses rounded up, tails and floating-point slack
-//!   charged), step `Δ = b·ε/k`. A valid upper bound on the least R; its δ at R is
-//!   recomputed on a grid of half the step as a check.
+//!   charged, the summed rounding recentred by Hoeffding), step `Δ = b·ε/√(k ln(1/η)/2)`.
+//!   A valid upper bound on the least R; its δ at R is recomputed on a grid of half the
+//!   step as a check.
 //!
 //! Columns: `panel,series,x,y,k,epsilon,delta,radius,certified_radius,gap,step,err,
 //! delta_check` with `y = radius / norm` and `gap = certified_radius / radius − 1`.
@@ -22,18 +23,18 @@
 //! the certified radius; δ at the exact radius as computed; the pessimistic δ at its
 //! radius recomputed on the finer grid (≤ δ is the claim).
 //!
-//! The FFT resolves δ only down to about 1e-14 (float round-off of the composed law), and
-//! the certified accountant's a-priori round-off allowance is about 3e-10 at k = 1e4: so
-//! `exact` needs `δ ≥ 1e-14`, `pessimistic` needs `δ ≥ 1e-8`. The estimate's cost grows
-//! like `log k` beyond k ≈ 1e4 (repeated squaring): about 1 s a point at k = 1e6, 15 s at
-//! 1e8, 30 s at 1e10 (the largest k allowed); the pessimistic grid step is `b·ε/k`, so its
-//! cost grows like k and it is limited to k ≤ 1e4.
+//! The FFT resolves δ only down to about 1e-14 (float round-off of the composed law), so
+//! `exact` needs `δ ≥ 1e-14`; the certified accountant's round-off allowance grows like k,
+//! so `pessimistic` needs `k ≤ 1e5` and `δ ≥ max(1e-10, 1e-12·k)`
+//! (`composition::pld::pessimistic_min_delta`). The estimate's cost grows like `log k`
+//! beyond k ≈ 1e4 (repeated squaring): about 1 s a point at k = 1e6, 15 s at 1e8, 30 s
+//! at 1e10 (the largest k allowed); the pessimistic one like `√k`.
 //!
 //! ```toml
 //! [params]
 //! density = { family = "power", alpha = 2.0 }
 //! estimate_step = 0.1        # exact: grid step over the per-query loss deviation
-//! pessimistic_bias = 0.05    # pessimistic: k·Δ/ε
+//! pessimistic_bias = 0.01    # pessimistic: Hoeffding deviation t/ε
 //! [[params.panels]]
 //! key = "a"
 //! vary = "k"
@@ -49,7 +50,10 @@ use crate::error::KeyError;
 use crate::manifest::ParamsInput;
 use crate::registry::Kind;
 use crate::table::{Row, Table};
-use composition::pld::{exact_calibration, shifted_noise_delta, Bound, RadiusSettings};
+use composition::pld::{
+    certified_shifted_noise_delta, exact_calibration, pessimistic_min_delta, shifted_noise_delta,
+    Bound, RadiusSettings, PESSIMISTIC_MAX_K,
+};
 use densities::bounded::BoundedFamily;
 use mgf::BoundedNoise;
 use rayon::prelude::*;
@@ -64,12 +68,8 @@ pub const KIND: Kind = Kind {
 
 /// Largest k for the estimate (fig1's largest; one point takes about 30 s there).
 const MAX_EXACT_K: f64 = 1e10;
-/// Largest k for the pessimistic variant (its grid step is `b·ε/k`).
-const MAX_PESSIMISTIC_K: f64 = 1e4;
 /// Smallest δ the estimate resolves (float round-off of the composed law).
 const MIN_EXACT_DELTA: f64 = 1e-14;
-/// Smallest δ for the pessimistic variant (its round-off allowance must be ≪ δ).
-const MIN_PESSIMISTIC_DELTA: f64 = 1e-8;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -121,9 +121,9 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         let (i, q) = (pt.panel, &p.panels[pt.panel]);
         let (max_k, min_delta, what) = if pessimistic[i] {
             (
-                MAX_PESSIMISTIC_K,
-                MIN_PESSIMISTIC_DELTA,
-                "with pessimistic = true",
+                PESSIMISTIC_MAX_K as f64,
+                pessimistic_min_delta(pt.k as u64),
+                "with pessimistic = true (max(1e-10, 1e-12 k) and k <= 1e5)",
             )
         } else {
             (MAX_EXACT_K, MIN_EXACT_DELTA, "for the FFT accountant")
@@ -216,7 +216,17 @@ impl ExactBoundedRadius {
                 radius: r.radius,
                 step: r.step,
                 err: r.radius / fine.radius - 1.0,
-                delta_check: delta_at(r.radius, 0.5 * r.step, Bound::Upper)?,
+                delta_check: certified_shifted_noise_delta(
+                    &ln_pdf,
+                    support,
+                    kk,
+                    epsilon,
+                    r.radius,
+                    0.5 * r.step,
+                    tail,
+                    1e-3 * delta,
+                )
+                .map_err(|e| format!("certified delta at R = {} at {}: {e}", r.radius, what()))?,
             }),
             None => None,
         };

@@ -341,3 +341,22 @@ fn recentred_upper_bound_is_never_below_the_exact_gaussian_delta() {
         }
     }
 }
+
+#[test]
+fn exp_family_whose_potential_overflows_inside_the_support_is_handled() {
+    // f(x) = exp(1/(1 − x²)) overflows for |x| > 0.9993: the search must cut the support
+    // where the density is zero in floating point and still land below the certified R.
+    let fam = BoundedFamily::exp();
+    let noise = BoundedNoise::new(fam).unwrap();
+    let ln_pdf = move |x: f64| -fam.f(x);
+    let (k, eps, delta) = (100u64, 1.0, 1e-6);
+    let cert = certified_radius(&noise, k as f64, eps, delta)
+        .unwrap()
+        .radius;
+    let set = RadiusSettings::default();
+    let run = |mode| least_radius(&ln_pdf, (-1.0, 1.0), k, eps, delta, mode, cert, &set).unwrap();
+    let est = run(RadiusMode::Estimate);
+    let pess = run(RadiusMode::Pessimistic);
+    assert!(est.radius < cert && pess.radius >= est.lower && pess.radius < cert);
+    assert!(pess.radius < 1.03 * est.radius);
+}

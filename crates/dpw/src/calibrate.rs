@@ -8,7 +8,8 @@
 //! - Classical Gaussian (§1.2, Dwork–Roth Theorem A.1): ε < 1 only, L2 sensitivity √k Δ.
 //! - Analytic Gaussian (§1.2, Balle–Wang Algorithm 1): L2 sensitivity √k Δ.
 //! - Truncated Laplacian (§1.3, Geng et al. Theorem 1): one query (k = 1) only.
-//! - Bounded noise power(2) (§1.4, Dagan–Kur): noise `RΔ·X`, X ∈ (−1, 1), with the
+//! - Bounded noise, power(2) unless `--density` says otherwise (§1.4, Dagan–Kur): noise
+//!   `RΔ·X`, X ∈ (−1, 1), with the
 //!   certified radius R; its moments and quantiles are upper bounds (marked `≤`).
 //! - The same noise with the *exact* least R (§1.4 "exact δ", beyond the paper): the
 //!   least R whose δ, by the FFT privacy-loss accountant with losses rounded up (a
@@ -44,6 +45,9 @@ pub struct Request {
     pub sensitivity: f64,
     /// Failure probability β ∈ (0, 1) of the max-of-k error.
     pub beta: f64,
+    /// The bounded-noise density (formulas.md §1.4); `power(2)` unless
+    /// [`Request::with_density`] says otherwise.
+    pub density: BoundedFamily,
 }
 
 impl Request {
@@ -82,7 +86,30 @@ impl Request {
             queries,
             sensitivity,
             beta,
+            density: BoundedFamily::Power { alpha: 2.0 },
         })
+    }
+
+    /// The same request with the bounded-noise density given as `power:ALPHA` (ALPHA > 0)
+    /// or `exp`; the error names the flag.
+    ///
+    /// ```
+    /// use dpw::calibrate::Request;
+    /// let r = Request::new(1.0, 1e-6, 1.0, 1.0, 0.05).unwrap();
+    /// assert_eq!(r.with_density("exp").unwrap().density.name(), "exp");
+    /// assert!(r.with_density("power:0").is_err() && r.with_density("gauss").is_err());
+    /// ```
+    pub fn with_density(self, spec: &str) -> Result<Self, String> {
+        let bad = || format!("--density: must be power:ALPHA with ALPHA > 0, or exp, got {spec:?}");
+        let density = match spec.split_once(':') {
+            None if spec == "exp" => BoundedFamily::exp(),
+            Some(("power", a)) => {
+                let alpha: f64 = a.trim().parse().map_err(|_| bad())?;
+                BoundedFamily::power(alpha).map_err(|_| bad())?
+            }
+            _ => return Err(bad()),
+        };
+        Ok(Self { density, ..self })
     }
 }
 
@@ -105,7 +132,7 @@ pub struct Numbers {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     /// Mechanism name.
-    pub mechanism: &'static str,
+    pub mechanism: String,
     /// What the scale is (`b`, `sigma`, `lambda`, `R*sensitivity`).
     pub parameter: &'static str,
     /// The numbers, or the reason the mechanism does not apply.
@@ -137,12 +164,13 @@ pub fn calibrate(req: &Request) -> Vec<Row> {
         queries: k,
         sensitivity,
         beta,
+        ..
     } = *req;
     let mut rows = Vec::new();
 
     let b = k * sensitivity / epsilon;
     rows.push(Row {
-        mechanism: "Laplace",
+        mechanism: "Laplace".into(),
         parameter: "b",
         result: Ok(Numbers {
             scale: b,
@@ -163,7 +191,7 @@ pub fn calibrate(req: &Request) -> Vec<Row> {
         upper_bounds: false,
     };
     rows.push(Row {
-        mechanism: "classical Gaussian",
+        mechanism: "classical Gaussian".into(),
         parameter: "sigma",
         result: if epsilon < 1.0 {
             classical_sigma(epsilon, delta, l2)
@@ -175,7 +203,7 @@ pub fn calibrate(req: &Request) -> Vec<Row> {
         note: "sigma = sqrt(k)*sensitivity*sqrt(2 ln(1.25/delta))/eps".into(),
     });
     rows.push(Row {
-        mechanism: "analytic Gaussian",
+        mechanism: "analytic Gaussian".into(),
         parameter: "sigma",
         result: analytic_sigma(epsilon, delta, l2)
             .map(gaussian)
@@ -183,7 +211,7 @@ pub fn calibrate(req: &Request) -> Vec<Row> {
         note: "exact calibration (Balle-Wang Alg. 1), L2 sensitivity sqrt(k)*sensitivity".into(),
     });
     rows.push(Row {
-        mechanism: "truncated Laplacian",
+        mechanism: "truncated Laplacian".into(),
         parameter: "lambda",
         result: if k == 1.0 {
             TruncatedLaplace::new(epsilon, delta, sensitivity)
@@ -207,13 +235,13 @@ pub fn calibrate(req: &Request) -> Vec<Row> {
         Err(e) => (Err(e.clone()), String::new()),
     };
     rows.push(Row {
-        mechanism: "bounded noise power(2)",
+        mechanism: format!("bounded noise {}", req.density.name()),
         parameter: "R*sensitivity",
         result: cert.map(|(n, _)| n),
         note: "certified R (Dagan-Kur); every error is at most R*sensitivity".into(),
     });
     rows.push(Row {
-        mechanism: "bounded power(2), exact R",
+        mechanism: format!("bounded {}, exact R", req.density.name()),
         parameter: "R*sensitivity",
         result: exact,
         note: exact_note,
@@ -234,14 +262,13 @@ fn bounded_numbers(req: &Request, noise: &BoundedNoise, r: f64) -> Numbers {
     }
 }
 
-fn power2() -> Result<BoundedNoise, String> {
-    let family = BoundedFamily::power(2.0).map_err(|e| e.to_string())?;
-    BoundedNoise::new(family).map_err(|e| e.to_string())
+fn bounded_noise(req: &Request) -> Result<BoundedNoise, String> {
+    BoundedNoise::new(req.density).map_err(|e| e.to_string())
 }
 
 /// The certified radius's numbers, and the radius itself (unit sensitivity).
 fn bounded_certified(req: &Request) -> Result<(Numbers, f64), String> {
-    let noise = power2()?;
+    let noise = bounded_noise(req)?;
     let cert =
         certified_radius(&noise, req.queries, req.epsilon, req.delta).map_err(|e| e.to_string())?;
     Ok((bounded_numbers(req, &noise, cert.radius), cert.radius))
@@ -264,7 +291,7 @@ fn bounded_exact(req: &Request, cert: f64) -> (Result<Numbers, String>, String) 
         );
     }
     let run = || -> Result<(Numbers, String), String> {
-        let noise = power2()?;
+        let noise = bounded_noise(req)?;
         let fam = noise.family();
         let ln_pdf = move |x: f64| -fam.f(x);
         let k = req.queries as u64;
@@ -444,7 +471,7 @@ fn render_csv(rows: &[Row]) -> String {
         };
         out.push_str(&format!(
             "{},{},{nums},{}\n",
-            csv_field(r.mechanism),
+            csv_field(&r.mechanism),
             csv_field(r.parameter),
             csv_field(&note)
         ));
@@ -493,7 +520,7 @@ fn render_json(req: &Request, rows: &[Row]) -> String {
             };
             format!(
                 "  {{\"mechanism\": {}, \"parameter\": {}, {body}}}",
-                json_str(r.mechanism),
+                json_str(&r.mechanism),
                 json_str(r.parameter)
             )
         })

@@ -74,6 +74,9 @@ pub enum Command {
             allow_negative_numbers = true
         )]
         beta: f64,
+        /// Bounded-noise density: power:ALPHA (∝ exp(−(1 − x²)^−ALPHA)) or exp.
+        #[arg(long, value_name = "F", default_value = "power:2")]
+        density: String,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
@@ -110,18 +113,18 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
             queries,
             sensitivity,
             beta,
+            density,
             format,
         } => {
-            let req =
-                Request::new(epsilon, delta, queries, sensitivity, beta).map_err(|message| {
-                    DpwError::Input {
-                        file: "calibrate".into(),
-                        key: message.split(':').next().unwrap_or("").to_string(),
-                        message: message
-                            .split_once(": ")
-                            .map(|(_, m)| m.to_string())
-                            .unwrap_or_default(),
-                    }
+            let req = Request::new(epsilon, delta, queries, sensitivity, beta)
+                .and_then(|r| r.with_density(&density))
+                .map_err(|message| DpwError::Input {
+                    file: "calibrate".into(),
+                    key: message.split(':').next().unwrap_or("").to_string(),
+                    message: message
+                        .split_once(": ")
+                        .map(|(_, m)| m.to_string())
+                        .unwrap_or_default(),
                 })?;
             print!("{}", render(&req, &calibrate(&req), format));
             Ok(ExitCode::SUCCESS)

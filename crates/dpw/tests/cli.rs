@@ -582,6 +582,10 @@ fn calibrate_prints_every_mechanism_in_each_format() {
     assert_eq!(csv.lines().count(), 7);
     assert!(csv.contains("truncated Laplacian,lambda,,,,,,not applicable"));
     let mut args = base.to_vec();
+    args.extend(["--density", "exp"]);
+    let exp = stdout(&dpw(dir.path(), &args));
+    assert!(exp.contains("bounded noise exp") && exp.contains("bounded exp, exact R"));
+    let mut args = base.to_vec();
     args.extend(["--format", "json"]);
     let json = stdout(&dpw(dir.path(), &args));
     assert!(json.trim_start().starts_with('{') && json.contains("\"applicable\": true"));
@@ -590,7 +594,7 @@ fn calibrate_prints_every_mechanism_in_each_format() {
 #[test]
 fn calibrate_bad_arguments_exit_2_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["--epsilon", "0", "--delta", "1e-5"], "--epsilon"),
         (&["--epsilon", "-1", "--delta", "1e-5"], "--epsilon"),
         (&["--epsilon", "1", "--delta", "1"], "--delta"),
@@ -607,6 +611,14 @@ fn calibrate_bad_arguments_exit_2_with_one_line() {
             "--sensitivity",
         ),
         (&["--epsilon", "abc", "--delta", "1e-5"], "--epsilon"),
+        (
+            &["--epsilon", "1", "--delta", "1e-5", "--density", "gauss"],
+            "--density",
+        ),
+        (
+            &["--epsilon", "1", "--delta", "1e-5", "--density", "power:-1"],
+            "--density",
+        ),
     ];
     for (args, flag) in cases {
         let mut all = vec!["calibrate"];

@@ -140,7 +140,13 @@ pub fn shifted_noise_delta<F: Fn(f64) -> f64>(
         // The shifted and unshifted supports are disjoint: every output separates them.
         return Ok(1.0);
     }
-    let noise = LogConcaveNoise::with_accuracy(ln_pdf, support, s, NOISE_RTOL, NOISE_NODES)?;
+    let noise = LogConcaveNoise::with_accuracy(
+        ln_pdf,
+        finite_part(ln_pdf, support),
+        s,
+        NOISE_RTOL,
+        NOISE_NODES,
+    )?;
     let cfg = PldConfig::new(step, bound)?.with_tail(tail_total / k as f64)?;
     let one = PrivacyLoss::from_model(&noise, &cfg)?;
     one.self_compose(k)?.delta(epsilon)
@@ -299,7 +305,13 @@ pub fn certified_shifted_noise_delta<F: Fn(f64) -> f64>(
     if s >= support.1 - support.0 {
         return Ok(1.0);
     }
-    let noise = LogConcaveNoise::with_accuracy(ln_pdf, support, s, NOISE_RTOL, NOISE_NODES)?;
+    let noise = LogConcaveNoise::with_accuracy(
+        ln_pdf,
+        finite_part(ln_pdf, support),
+        s,
+        NOISE_RTOL,
+        NOISE_NODES,
+    )?;
     let cfg = PldConfig::new(step, Bound::Upper)?.with_tail(tail_total / k as f64)?;
     let one = PrivacyLoss::from_model(&noise, &cfg)?;
     let composed = one.self_compose(k)?;
@@ -315,6 +327,45 @@ pub fn certified_shifted_noise_delta<F: Fn(f64) -> f64>(
     }
     let shifted = composed.delta(epsilon + c)? + eta;
     Ok(plain.min(shifted).min(1.0))
+}
+
+/// The part of `support` where `ln_pdf` is above `ln_pdf(mid) − 1e6` (an interval, by
+/// concavity), found by bisection from the midpoint to float resolution. Beyond it the
+/// density is below `e^{−1e6}` times its peak, zero in any floating-point sense, but its
+/// potential can be so steep (`exp(1/(1 − x²))` overflows for |x| > 0.9993) that the
+/// certified brackets of [`LogConcaveNoise`] overflow. Moving the shifted mass there into
+/// the `+∞` atom is pessimistic.
+fn finite_part<F: Fn(f64) -> f64>(ln_pdf: &F, support: (f64, f64)) -> (f64, f64) {
+    let (lo, hi) = support;
+    let mid = 0.5 * (lo + hi);
+    let peak = ln_pdf(mid);
+    if !peak.is_finite() {
+        return support;
+    }
+    let ok = |x: f64| {
+        let v = ln_pdf(x);
+        v.is_finite() && v >= peak - 1e6
+    };
+    let edge = |end: f64| -> f64 {
+        if ok(end) {
+            return end;
+        }
+        // ln_pdf(inside) finite, ln_pdf(outside) not.
+        let (mut inside, mut outside) = (mid, end);
+        for _ in 0..200 {
+            let m = 0.5 * (inside + outside);
+            if m == inside || m == outside {
+                break;
+            }
+            if ok(m) {
+                inside = m;
+            } else {
+                outside = m;
+            }
+        }
+        inside
+    };
+    (edge(lo), edge(hi))
 }
 
 fn check_common(k: u64, epsilon: f64, radius: f64, tail_total: f64) -> Result<()> {
@@ -346,7 +397,8 @@ fn loss_std<F: Fn(f64) -> f64>(ln_pdf: &F, support: (f64, f64), r: f64) -> Resul
             "a radius with 1/R below the support width",
         ));
     }
-    let noise = LogConcaveNoise::with_accuracy(ln_pdf, support, s, 1e-6, 1 << 12)?;
+    let noise =
+        LogConcaveNoise::with_accuracy(ln_pdf, finite_part(ln_pdf, support), s, 1e-6, 1 << 12)?;
     let mut step = s / 16.0;
     loop {
         let cfg = PldConfig::new(step, Bound::Estimate)?.with_tail(1e-12)?;

@@ -134,22 +134,10 @@ pub fn shifted_noise_delta<F: Fn(f64) -> f64>(
     bound: Bound,
     tail_total: f64,
 ) -> Result<f64> {
-    check_common(k, epsilon, radius, tail_total)?;
-    let s = 1.0 / radius;
-    if s >= support.1 - support.0 {
-        // The shifted and unshifted supports are disjoint: every output separates them.
-        return Ok(1.0);
+    match per_query(ln_pdf, support, k, epsilon, radius, step, bound, tail_total)? {
+        None => Ok(1.0),
+        Some((_, one)) => one.self_compose(k)?.delta(epsilon),
     }
-    let noise = LogConcaveNoise::with_accuracy(
-        ln_pdf,
-        finite_part(ln_pdf, support),
-        s,
-        NOISE_RTOL,
-        NOISE_NODES,
-    )?;
-    let cfg = PldConfig::new(step, bound)?.with_tail(tail_total / k as f64)?;
-    let one = PrivacyLoss::from_model(&noise, &cfg)?;
-    one.self_compose(k)?.delta(epsilon)
 }
 
 /// Largest k for which the pessimistic (certified) search is supported: beyond 2¹⁴ the
@@ -300,20 +288,19 @@ pub fn certified_shifted_noise_delta<F: Fn(f64) -> f64>(
     if !(eta > 0.0 && eta < 1.0) {
         return Err(out_of_range("eta", eta, "(0, 1)"));
     }
-    check_common(k, epsilon, radius, tail_total)?;
-    let s = 1.0 / radius;
-    if s >= support.1 - support.0 {
-        return Ok(1.0);
-    }
-    let noise = LogConcaveNoise::with_accuracy(
+    let Some((noise, one)) = per_query(
         ln_pdf,
-        finite_part(ln_pdf, support),
-        s,
-        NOISE_RTOL,
-        NOISE_NODES,
-    )?;
-    let cfg = PldConfig::new(step, Bound::Upper)?.with_tail(tail_total / k as f64)?;
-    let one = PrivacyLoss::from_model(&noise, &cfg)?;
+        support,
+        k,
+        epsilon,
+        radius,
+        step,
+        Bound::Upper,
+        tail_total,
+    )?
+    else {
+        return Ok(1.0);
+    };
     let composed = one.self_compose(k)?;
     let plain = composed.delta(epsilon)?;
     // Float margin of the rounding: grid points are computed as j·Δ in floating point.
@@ -366,6 +353,36 @@ fn finite_part<F: Fn(f64) -> f64>(ln_pdf: &F, support: (f64, f64)) -> (f64, f64)
         inside
     };
     (edge(lo), edge(hi))
+}
+
+/// One query's noise model and discretised loss at radius R, or `None` when the shift
+/// `1/R` exceeds the support (disjoint supports: every output separates them, δ = 1).
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn per_query<F: Fn(f64) -> f64>(
+    ln_pdf: &F,
+    support: (f64, f64),
+    k: u64,
+    epsilon: f64,
+    radius: f64,
+    step: f64,
+    bound: Bound,
+    tail_total: f64,
+) -> Result<Option<(LogConcaveNoise<&F>, PrivacyLoss)>> {
+    check_common(k, epsilon, radius, tail_total)?;
+    let s = 1.0 / radius;
+    if s >= support.1 - support.0 {
+        return Ok(None);
+    }
+    let noise = LogConcaveNoise::with_accuracy(
+        ln_pdf,
+        finite_part(ln_pdf, support),
+        s,
+        NOISE_RTOL,
+        NOISE_NODES,
+    )?;
+    let cfg = PldConfig::new(step, bound)?.with_tail(tail_total / k as f64)?;
+    let one = PrivacyLoss::from_model(&noise, &cfg)?;
+    Ok(Some((noise, one)))
 }
 
 fn check_common(k: u64, epsilon: f64, radius: f64, tail_total: f64) -> Result<()> {

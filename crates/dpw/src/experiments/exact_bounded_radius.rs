@@ -18,10 +18,11 @@
 //!
 //! Columns: `panel,series,x,y,k,epsilon,delta,radius,certified_radius,gap,step,err,
 //! delta_check` with `y = radius / norm` and `gap = certified_radius / radius − 1`.
-//! `err`: 0 for `certified`; `max(|R(c) − R(c/2)|/R(c/2), 1e-4)` for `exact`; `R/R_exact − 1` (how
-//! much the certificate costs) for `pessimistic`. `delta_check`: the estimated true δ at
-//! the certified radius; δ at the exact radius as computed; the pessimistic δ at its
-//! radius recomputed on the finer grid (≤ δ is the claim).
+//! `err`: 0 for `certified`; `max(|R(c) − R(c/2)|/R(c/2), 1e-4)` for `exact`;
+//! `R/R_exact − 1` (how much the certificate costs) for `pessimistic`. `delta_check`: the
+//! estimated true δ at the certified radius; δ at the exact radius as computed; the
+//! certified δ at the pessimistic radius recomputed by the same accountant on a grid of
+//! half the step (≤ δ is the claim).
 //!
 //! The FFT resolves δ only down to about 1e-14 (float round-off of the composed law), so
 //! `exact` needs `δ ≥ 1e-14`; the certified accountant's round-off allowance grows like k,

@@ -106,17 +106,19 @@ mod fft;
 mod least_radius;
 mod mechanisms;
 mod model;
+mod recentred;
+mod shifted_noise;
 
 pub use bracket::PldBracket;
 pub use least_radius::{
-    certified_shifted_noise_delta, exact_calibration, least_radius, pessimistic_min_delta,
-    shifted_noise_delta, ExactCalibration, LeastRadius, RadiusMode, RadiusSettings,
-    PESSIMISTIC_MAX_K,
+    exact_calibration, least_radius, ExactCalibration, LeastRadius, RadiusMode, RadiusSettings,
 };
 pub use mechanisms::{
     DiscreteLoss, GaussianLoss, LaplaceLoss, LogConcaveNoise, ShiftedNoise, TruncatedLaplaceLoss,
 };
 pub use model::LossModel;
+pub use recentred::{certified_shifted_noise_delta, pessimistic_min_delta, PESSIMISTIC_MAX_K};
+pub use shifted_noise::shifted_noise_delta;
 
 use crate::error::{out_of_range, CompositionError, Result};
 use crate::invert::next_up;

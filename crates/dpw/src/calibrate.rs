@@ -277,19 +277,8 @@ fn bounded_certified(req: &Request) -> Result<(Numbers, f64), String> {
 /// The least R by the certified FFT accountant, started from the certified radius `cert`;
 /// the note carries the estimate of the exact least R and its error.
 fn bounded_exact(req: &Request, cert: f64) -> (Result<Numbers, String>, String) {
-    if req.queries > PESSIMISTIC_MAX_K as f64
-        || req.delta < pessimistic_min_delta(req.queries as u64)
-    {
-        return (
-            Err(format!(
-                "not computed: the certified FFT accountant is used for k <= 1e5 and \
-                 delta >= max(1e-10, 1e-12 k) = {:e} (fig19 shows the exact R is about 8 % \
-                 below the certified one at large k)",
-                pessimistic_min_delta(req.queries.min(PESSIMISTIC_MAX_K as f64) as u64)
-            )),
-            String::new(),
-        );
-    }
+    let certifiable = req.queries <= PESSIMISTIC_MAX_K as f64
+        && req.delta >= pessimistic_min_delta(req.queries as u64);
     let run = || -> Result<(Numbers, String), String> {
         let noise = bounded_noise(req)?;
         let fam = noise.family();
@@ -304,23 +293,42 @@ fn bounded_exact(req: &Request, cert: f64) -> (Result<Numbers, String>, String) 
             req.delta,
             cert,
             &settings,
-            true,
+            certifiable,
         )
         .map_err(|e| format!("exact radius: {e}"))?;
         let (fine, err) = (cal.estimate, cal.estimate_error);
-        let pess = cal
-            .pessimistic
-            .ok_or("exact radius: no pessimistic result")?;
-        let note = format!(
-            "least R by the FFT privacy-loss accountant with losses rounded up (certified; \
-             {:.1} % below the certified R); estimate of the exact least R*sensitivity: {} \
-             (relative error {:.0e})",
-            100.0 * (1.0 - pess.radius / cert),
+        let estimate = format!(
+            "estimate of the exact least R*sensitivity: {} (relative error {:.0e})",
             short(fine.radius * req.sensitivity),
             err
         );
+        let Some(pess) = cal.pessimistic else {
+            // Beyond the certified accountant: the estimate, clearly not as a bound.
+            return Err(format!(
+                "not computed: the certified FFT accountant is used for k <= 1e5 and \
+                 delta >= max(1e-10, 1e-12 k); not a bound: {estimate}, {:.1} % below the \
+                 certified R",
+                100.0 * (1.0 - fine.radius / cert)
+            ));
+        };
+        let note = format!(
+            "least R by the FFT privacy-loss accountant with losses rounded up (certified; \
+             {:.1} % below the certified R); {estimate}",
+            100.0 * (1.0 - pess.radius / cert),
+        );
         Ok((bounded_numbers(req, &noise, pess.radius), note))
     };
+    // The estimate needs a resolvable δ and a k the FFT handles in seconds.
+    if !certifiable && (req.delta < 1e-14 || req.queries > 1e8) {
+        return (
+            Err(
+                "not computed: the FFT accountant resolves delta >= 1e-14 (certified: k <= 1e5 \
+                 and delta >= max(1e-10, 1e-12 k)); estimates are computed up to k = 1e8"
+                    .into(),
+            ),
+            String::new(),
+        );
+    }
     match run() {
         Ok((n, note)) => (Ok(n), note),
         Err(e) => (Err(e), String::new()),
@@ -610,6 +618,11 @@ mod tests {
             .clone()
             .unwrap_err();
         assert!(why.contains("delta >= max(1e-10, 1e-12 k)"), "{why}");
+        // ... but the estimate is given, as a number that is not a bound.
+        assert!(
+            why.contains("not a bound: estimate of the exact least R"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -198,32 +198,16 @@ fn halving_the_estimate_step_moves_the_radius_little() {
     let fam = BoundedFamily::power(2.0).unwrap();
     let ln_pdf = move |x: f64| -fam.f(x);
     let (k, eps, delta) = (10_000u64, 0.1, 1e-10);
-    let start = 23_000.0;
-    let coarse = least_radius(
-        &ln_pdf,
-        (-1.0, 1.0),
-        k,
-        eps,
-        delta,
-        RadiusMode::Estimate,
-        start,
-        &RadiusSettings::default(),
-    )
-    .unwrap();
-    let fine = least_radius(
-        &ln_pdf,
-        (-1.0, 1.0),
-        k,
-        eps,
-        delta,
-        RadiusMode::Estimate,
-        start,
-        &RadiusSettings {
-            estimate_step: 0.025,
+    let run = |estimate_step| {
+        let set = RadiusSettings {
+            estimate_step,
             ..RadiusSettings::default()
-        },
-    )
-    .unwrap();
+        };
+        let mode = RadiusMode::Estimate;
+        least_radius(&ln_pdf, (-1.0, 1.0), k, eps, delta, mode, 23_000.0, &set).unwrap()
+    };
+    // The default step, 0.1 per-query loss deviation, against a grid four times finer.
+    let (coarse, fine) = (run(0.1), run(0.025));
     assert!((coarse.radius / fine.radius - 1.0).abs() < 2e-3);
 }
 

@@ -3,6 +3,8 @@
 //! on σ, direct quadrature of the hockey-stick divergence, the classical bound and its
 //! δ → 0 limit.
 
+mod common;
+use common::integrate;
 use densities::gaussian::{
     analytic_sigma, classical_sigma, gaussian_delta, gaussian_epsilon, ln_gaussian_delta,
 };
@@ -226,43 +228,6 @@ fn parameter_validation() {
 
 fn normal_pdf(x: f64) -> f64 {
     (-0.5 * x * x).exp() / (2.0 * PI).sqrt()
-}
-
-/// Composite Gauss–Legendre (20 nodes per panel) on [a, b].
-fn integrate(f: impl Fn(f64) -> f64, a: f64, b: f64, panels: usize) -> f64 {
-    // 20-point nodes by Newton on the Legendre recurrence.
-    let n = 20;
-    let mut gl = Vec::with_capacity(n);
-    for i in 0..n {
-        let mut z = (PI * (i as f64 + 0.75) / (n as f64 + 0.5)).cos();
-        let mut dp = 1.0;
-        for _ in 0..100 {
-            let (mut p0, mut p1) = (1.0, z);
-            for k in 2..=n {
-                let p2 = ((2 * k - 1) as f64 * z * p1 - (k - 1) as f64 * p0) / k as f64;
-                p0 = p1;
-                p1 = p2;
-            }
-            dp = n as f64 * (z * p1 - p0) / (z * z - 1.0);
-            let dz = p1 / dp;
-            z -= dz;
-            if dz.abs() < 1e-16 {
-                break;
-            }
-        }
-        gl.push((z, 2.0 / ((1.0 - z * z) * dp * dp)));
-    }
-    let w = (b - a) / panels as f64;
-    (0..panels)
-        .map(|k| {
-            let mid = a + (k as f64 + 0.5) * w;
-            gl.iter()
-                .map(|&(t, wt)| wt * f(mid + 0.5 * w * t))
-                .sum::<f64>()
-                * 0.5
-                * w
-        })
-        .sum()
 }
 
 /// `∫ (p − e^ε q)_+` for `p = N(0, 1)`, `q = N(μ, 1)`. The integrand is positive exactly

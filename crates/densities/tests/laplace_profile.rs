@@ -1,52 +1,17 @@
 //! Laplace mechanism (formulas.md §1.1) against quadrature: moments, CDF, and the
 //! privacy profile as the hockey-stick divergence `∫ (p − e^ε q)_+`.
 
+mod common;
+use common::integrate;
 use densities::laplace::{laplace_delta, laplace_scale, Laplace};
 use densities::traits::{Continuous, ContinuousCdf, NoiseMoments};
-
-/// Composite 20-point Gauss–Legendre on [a, b] with `panels` panels (nodes by Newton on
-/// the Legendre recurrence).
-fn gauss_legendre(f: impl Fn(f64) -> f64, a: f64, b: f64, panels: usize) -> f64 {
-    let n = 20;
-    let mut gl = Vec::with_capacity(n);
-    for i in 0..n {
-        let mut z = (std::f64::consts::PI * (i as f64 + 0.75) / (n as f64 + 0.5)).cos();
-        let mut dp = 1.0;
-        for _ in 0..100 {
-            let (mut p0, mut p1) = (1.0, z);
-            for k in 2..=n {
-                let p2 = ((2 * k - 1) as f64 * z * p1 - (k - 1) as f64 * p0) / k as f64;
-                p0 = p1;
-                p1 = p2;
-            }
-            dp = n as f64 * (z * p1 - p0) / (z * z - 1.0);
-            let dz = p1 / dp;
-            z -= dz;
-            if dz.abs() < 1e-16 {
-                break;
-            }
-        }
-        gl.push((z, 2.0 / ((1.0 - z * z) * dp * dp)));
-    }
-    let w = (b - a) / panels as f64;
-    (0..panels)
-        .map(|k| {
-            let mid = a + (k as f64 + 0.5) * w;
-            gl.iter()
-                .map(|&(t, wt)| wt * f(mid + 0.5 * w * t))
-                .sum::<f64>()
-                * 0.5
-                * w
-        })
-        .sum()
-}
 
 /// Integral of a function that is smooth between the given sorted breakpoints.
 fn piecewise(f: impl Fn(f64) -> f64, points: &[f64]) -> f64 {
     points
         .windows(2)
         .filter(|w| w[1] > w[0])
-        .map(|w| gauss_legendre(&f, w[0], w[1], 400))
+        .map(|w| integrate(&f, w[0], w[1], 400))
         .sum()
 }
 

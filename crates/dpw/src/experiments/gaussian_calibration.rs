@@ -17,7 +17,7 @@
 //! Columns: `panel,series,x,y,epsilon,delta` (x = ε), and for `variance_ratio` also
 //! `sigma_classical,sigma_analytic`. A row exists only where its series is defined.
 
-use super::{delta_label, delta_list, positive, Job};
+use super::{delta_label, sensitivity_deltas_epsilons, Job};
 use crate::error::KeyError;
 use crate::grid::Grid;
 use crate::manifest::ParamsInput;
@@ -59,16 +59,13 @@ struct GaussianCalibration {
 
 fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     let p: Params = input.parse()?;
-    let sensitivity = positive("params.sensitivity", p.sensitivity)?;
-    let deltas = delta_list("params.deltas", &p.deltas)?;
-    for (i, &e) in p.epsilon.values().iter().enumerate() {
-        positive(&format!("params.epsilon[{i}]"), e)?;
-    }
+    let (sensitivity, deltas, epsilons) =
+        sensitivity_deltas_epsilons(p.sensitivity, &p.deltas, &p.epsilon)?;
     Ok(Box::new(GaussianCalibration {
         quantity: p.quantity,
         sensitivity,
         deltas,
-        epsilons: p.epsilon.values().to_vec(),
+        epsilons,
     }))
 }
 

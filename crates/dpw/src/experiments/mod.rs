@@ -97,6 +97,21 @@ pub fn delta_list(key: &str, deltas: &[f64]) -> Result<Vec<f64>, KeyError> {
     Ok(deltas.to_vec())
 }
 
+/// The parameters of the (ε, δ)-grid kinds: `params.sensitivity > 0`, the δ list of
+/// `params.deltas` ([`delta_list`]) and every `params.epsilon` value `> 0`.
+pub fn sensitivity_deltas_epsilons(
+    sensitivity: f64,
+    deltas: &[f64],
+    epsilon: &crate::grid::Grid,
+) -> Result<(f64, Vec<f64>, Vec<f64>), KeyError> {
+    let sensitivity = positive("params.sensitivity", sensitivity)?;
+    let deltas = delta_list("params.deltas", deltas)?;
+    for (i, &e) in epsilon.values().iter().enumerate() {
+        positive(&format!("params.epsilon[{i}]"), e)?;
+    }
+    Ok((sensitivity, deltas, epsilon.values().to_vec()))
+}
+
 /// The short form of δ used in series keys: `1e-5`, `0.5` → `5e-1`.
 pub fn delta_label(delta: f64) -> String {
     format!("{delta:e}")

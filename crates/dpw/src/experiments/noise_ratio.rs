@@ -15,7 +15,7 @@
 //! Series `delta_<δ>` (`<δ>` as `1e-2`), one panel `main`.
 //! Columns: `panel,series,x,y,epsilon,delta,truncated_laplace,gaussian` (the two moments).
 
-use super::{delta_label, delta_list, positive, Job};
+use super::{delta_label, sensitivity_deltas_epsilons, Job};
 use crate::error::KeyError;
 use crate::grid::Grid;
 use crate::manifest::ParamsInput;
@@ -60,16 +60,13 @@ struct NoiseRatio {
 
 fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     let p: Params = input.parse()?;
-    let sensitivity = positive("params.sensitivity", p.sensitivity)?;
-    let deltas = delta_list("params.deltas", &p.deltas)?;
-    for (i, &e) in p.epsilon.values().iter().enumerate() {
-        positive(&format!("params.epsilon[{i}]"), e)?;
-    }
+    let (sensitivity, deltas, epsilons) =
+        sensitivity_deltas_epsilons(p.sensitivity, &p.deltas, &p.epsilon)?;
     Ok(Box::new(NoiseRatio {
         moment: p.moment,
         sensitivity,
         deltas,
-        epsilons: p.epsilon.values().to_vec(),
+        epsilons,
     }))
 }
 

@@ -43,6 +43,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod accountant;
 pub mod adaptive;
 pub(crate) mod binomial;
 pub mod br;

@@ -1,0 +1,315 @@
+//! Discretisation of a loss law onto the grid `jΔ`, on either side of the truth.
+//!
+//! - [`Lattice::pessimistic`] (connect the dots; Doroshenko, Ghazi, Kamath, Kumar &
+//!   Manurangsi, PETS 2022): every cell `(a, b]` of the atomless part, and every atom
+//!   between two grid points, is split into atoms at `a` and `b` that keep both its
+//!   P-mass and its Q-mass. Restricted to the cell, the hockey-stick curve `δ(y)`
+//!   (`y = e^ε`) of the split is the chord of the cell's convex curve between `e^a` and
+//!   `e^b` and equals it elsewhere, so `δ` can only grow, at every ε. The upper tail
+//!   beyond the grid goes to `+∞` and the lower tail up to the lowest grid point (δ is
+//!   non-decreasing in each loss and in each mass), and every mass is inflated by the
+//!   quadrature's relative error bound.
+//! - [`Lattice::optimistic`]: every cell is merged into one atom at
+//!   `ln(P(I)/Q(I)) ∈ (a, b]` (a post-processing: δ can only shrink); the merged atoms
+//!   are then "poured" from the top down: an atom above its grid point `g` is merged with
+//!   the fraction θ of the next atom below `g` that puts the mixture exactly at `g`
+//!   (another merge), the rest carries on. Tails are dropped, the last carry is rounded
+//!   down, masses are deflated by the quadrature bound: δ can only shrink.
+//!
+//! Both errors are second order in Δ (the split adds at most `Δ²/4` of variance per
+//! factor; the pour merges about two cells), so unlike rounding every loss up, they do
+//! not accumulate like `kΔ` over a k-fold composition.
+
+use super::law::{log_add, ContinuousRange, LossLaw, CELL_REL_ERR};
+use crate::error::{out_of_range, Result};
+
+/// A discretised P-law of a loss: `ln P(L = jΔ)` for `j ∈ [lo, lo + len)`, and
+/// `ln P(L = +∞)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lattice {
+    /// Grid step Δ.
+    pub step: f64,
+    /// Index of the first entry.
+    pub lo: i64,
+    /// Natural logarithms of the masses (`−∞` for none).
+    pub ln_pmf: Vec<f64>,
+    /// `ln P(L = +∞)`.
+    pub ln_inf: f64,
+}
+
+/// Largest index of a lattice (`|loss/Δ|`), so that indices and their sums over 1e10
+/// factors stay exact in `i128` and `f64` loss values stay well resolved.
+const MAX_INDEX: f64 = 1e12;
+
+/// `j` with `jΔ ≤ x < (j+1)Δ` in floating point.
+fn floor_index(x: f64, d: f64) -> Result<i64> {
+    let r = (x / d).floor();
+    if !(r.is_finite() && r.abs() < MAX_INDEX) {
+        return Err(out_of_range("loss/step", x / d, "|loss/step| < 1e12"));
+    }
+    let mut j = r as i64;
+    while (j as f64) * d > x {
+        j -= 1;
+    }
+    while ((j + 1) as f64) * d <= x {
+        j += 1;
+    }
+    Ok(j)
+}
+
+/// Accumulates log-masses at grid indices.
+struct LogDense {
+    entries: Vec<(i64, f64)>,
+}
+
+impl LogDense {
+    fn push(&mut self, j: i64, lp: f64) {
+        if lp > f64::NEG_INFINITY {
+            self.entries.push((j, lp));
+        }
+    }
+    fn finish(self, step: f64, ln_inf: f64, max_len: usize) -> Result<Lattice> {
+        if self.entries.is_empty() {
+            return Ok(Lattice {
+                step,
+                lo: 0,
+                ln_pmf: vec![f64::NEG_INFINITY],
+                ln_inf,
+            });
+        }
+        let lo = self.entries.iter().map(|e| e.0).min().unwrap_or(0);
+        let hi = self.entries.iter().map(|e| e.0).max().unwrap_or(0);
+        let len = (hi - lo + 1) as u64;
+        if len > max_len as u64 {
+            return Err(out_of_range(
+                "loss support / grid step (bins)",
+                len as f64,
+                "at most the bin budget: the loss scales of the mechanisms differ too much",
+            ));
+        }
+        let mut v = vec![f64::NEG_INFINITY; len as usize];
+        for (j, lp) in self.entries {
+            let s = &mut v[(j - lo) as usize];
+            *s = log_add(*s, lp);
+        }
+        Ok(Lattice {
+            step,
+            lo,
+            ln_pmf: v,
+            ln_inf,
+        })
+    }
+}
+
+/// Cells of the atomless part on the grid: `(a, ln P, ln m)` for `(a, a + Δ]`, the first
+/// grid index used and the range with its cut masses.
+type Cells = (Vec<(f64, f64, f64)>, i64, ContinuousRange);
+
+fn grid_cells(law: &dyn LossLaw, d: f64, ln_tail: f64, max_len: usize) -> Result<Option<Cells>> {
+    let Some(range) = law.continuous_range(ln_tail) else {
+        return Ok(None);
+    };
+    let (lo, hi) = (range.lo, range.hi);
+    let ia = floor_index(lo, d)?;
+    let ib = floor_index(hi, d)? + 1;
+    if (ib - ia) as u64 > max_len as u64 {
+        return Err(out_of_range(
+            "loss support / grid step (bins)",
+            (ib - ia) as f64,
+            "at most the bin budget: the loss scales of the mechanisms differ too much",
+        ));
+    }
+    let edges: Vec<f64> = (ia..=ib).map(|j| j as f64 * d).collect();
+    let cells = law.cells(&edges);
+    let out = cells
+        .into_iter()
+        .enumerate()
+        .map(|(i, (lp, lm))| (edges[i], lp, lm))
+        .collect();
+    Ok(Some((out, ia, range)))
+}
+
+impl Lattice {
+    /// Pessimistic (dominating) discretisation with step `d` (module docs); the atomless
+    /// part is cut where each tail has mass below `e^{ln_tail}`.
+    pub fn pessimistic(law: &dyn LossLaw, d: f64, ln_tail: f64, max_len: usize) -> Result<Self> {
+        let infl = CELL_REL_ERR.ln_1p();
+        let mut dense = LogDense {
+            entries: Vec::new(),
+        };
+        let mut ln_inf = law.ln_inf_mass() + infl;
+        let ln_dm = (-(-d).exp_m1()).ln(); // ln(1 − e^{−Δ})
+        let split = |dense: &mut LogDense, j: i64, lp: f64, lm: f64| {
+            if lp == f64::NEG_INFINITY {
+                return;
+            }
+            // Share sent up: w = m / (P (1 − e^{−Δ})) ∈ [0, 1].
+            let lw = (lm - lp - ln_dm).min(0.0);
+            dense.push(j + 1, lp + lw + infl);
+            let rest = if lw == f64::NEG_INFINITY {
+                0.0
+            } else {
+                (-lw.exp()).ln_1p()
+            };
+            dense.push(j, lp + rest + infl);
+        };
+        if let Some((cells, ia, range)) = grid_cells(law, d, ln_tail, max_len)? {
+            for (i, &(_, lp, lm)) in cells.iter().enumerate() {
+                split(&mut dense, ia + i as i64, lp, lm);
+            }
+            // Tails: below the grid up to its first point, above it to +∞.
+            dense.push(ia, range.ln_below);
+            ln_inf = log_add(ln_inf, range.ln_above);
+        }
+        for (x, p) in law.atoms() {
+            if p.is_nan() || p <= 0.0 {
+                continue;
+            }
+            let j = floor_index(x, d)?;
+            let a = j as f64 * d;
+            if a == x {
+                dense.push(j, p.ln() + infl);
+            } else {
+                let lm = p.ln() + (-(a - x).exp_m1()).ln();
+                split(&mut dense, j, p.ln(), lm);
+            }
+        }
+        dense.finish(d, ln_inf, max_len)
+    }
+
+    /// Optimistic (dominated) discretisation with step `d` (module docs).
+    pub fn optimistic(law: &dyn LossLaw, d: f64, ln_tail: f64, max_len: usize) -> Result<Self> {
+        let defl = (-CELL_REL_ERR).ln_1p();
+        // Merged atoms (loss, ln P-mass).
+        let mut items: Vec<(f64, f64)> = Vec::new();
+        if let Some((cells, _, _)) = grid_cells(law, d, ln_tail, max_len)? {
+            for (a, lp, lm) in cells {
+                if lp == f64::NEG_INFINITY {
+                    continue;
+                }
+                let r = (lm - lp).exp().min(1.0); // m/P = 1 − e^{a − x}
+                let x = if r >= 1.0 {
+                    a + d
+                } else {
+                    (a - (-r).ln_1p()).min(a + d)
+                };
+                items.push((x, lp + defl));
+            }
+        }
+        for (x, p) in law.atoms() {
+            if p > 0.0 {
+                items.push((x, p.ln() + defl));
+            }
+        }
+        items.sort_by(|u, v| v.0.total_cmp(&u.0));
+        pour(items, d, law.ln_inf_mass() + defl, max_len)
+    }
+
+    /// Re-discretises this lattice on a coarser step `d` on the pessimistic side: every
+    /// atom between two new grid points is split keeping its P- and Q-mass (connect the
+    /// dots), masses inflated by `8u` for the rounding of the log-space arithmetic.
+    pub fn coarsen_pessimistic(&self, d: f64, max_len: usize) -> Result<Self> {
+        let infl = (8.0 * f64::EPSILON).ln_1p();
+        let ln_dm = (-(-d).exp_m1()).ln();
+        let mut dense = LogDense {
+            entries: Vec::with_capacity(2 * self.ln_pmf.len()),
+        };
+        for (i, &lp) in self.ln_pmf.iter().enumerate() {
+            if lp == f64::NEG_INFINITY {
+                continue;
+            }
+            let x = self.loss(i);
+            let j = floor_index(x, d)?;
+            let a = j as f64 * d;
+            if a == x {
+                dense.push(j, lp + infl);
+                continue;
+            }
+            let lm = lp + (-(a - x).exp_m1()).ln();
+            let lw = (lm - lp - ln_dm).min(0.0);
+            dense.push(j + 1, lp + lw + infl);
+            let rest = if lw == f64::NEG_INFINITY {
+                0.0
+            } else {
+                (-lw.exp()).ln_1p()
+            };
+            dense.push(j, lp + rest + infl);
+        }
+        dense.finish(d, self.ln_inf + infl, max_len)
+    }
+
+    /// Re-discretises this lattice on a coarser step `d` on the optimistic side (the pour
+    /// of the module docs), masses deflated by `8u`.
+    pub fn coarsen_optimistic(&self, d: f64, max_len: usize) -> Result<Self> {
+        let defl = (-8.0 * f64::EPSILON).ln_1p();
+        let mut items: Vec<(f64, f64)> = self
+            .ln_pmf
+            .iter()
+            .enumerate()
+            .filter(|(_, &lp)| lp > f64::NEG_INFINITY)
+            .map(|(i, &lp)| (self.loss(i), lp + defl))
+            .collect();
+        items.reverse();
+        pour(items, d, self.ln_inf + defl, max_len)
+    }
+
+    /// Loss value of entry `i`.
+    pub fn loss(&self, i: usize) -> f64 {
+        (self.lo + i as i64) as f64 * self.step
+    }
+
+    /// Total finite mass (for tests).
+    pub fn finite_mass(&self) -> f64 {
+        self.ln_pmf.iter().map(|l| l.exp()).sum()
+    }
+}
+
+/// The pour of the module docs over atoms `(loss, ln P-mass)` sorted by decreasing loss.
+fn pour(items: Vec<(f64, f64)>, d: f64, ln_inf: f64, max_len: usize) -> Result<Lattice> {
+    let mut dense = LogDense {
+        entries: Vec::with_capacity(items.len()),
+    };
+    let mut carry: Option<(f64, f64)> = None; // (loss, ln p)
+    for (xj, lpj) in items {
+        let Some((xc, lpc)) = carry else {
+            carry = Some((xj, lpj));
+            continue;
+        };
+        let g_idx = floor_index(xc, d)?;
+        let g = g_idx as f64 * d;
+        if xc == g {
+            dense.push(g_idx, lpc);
+            carry = Some((xj, lpj));
+            continue;
+        }
+        if xj >= g {
+            // Both parts lie at or above g, so does their merge (clamped against
+            // rounding, which could otherwise push it below g and cost a whole step).
+            let (x, lp) = merge(xc, lpc, xj, lpj);
+            carry = Some((x.max(g), lp));
+            continue;
+        }
+        // θ = p_c(1 − e^{g−x_c}) / (p_j(e^{g−x_j} − 1)), shrunk by 1e-12 so that the
+        // mixture's loss stays at or above g despite rounding.
+        let ln_theta =
+            lpc + (-(g - xc).exp_m1()).ln() - lpj - (g - xj).exp_m1().ln() + (-1e-12f64).ln_1p();
+        if ln_theta >= 0.0 {
+            let (x, lp) = merge(xc, lpc, xj, lpj);
+            carry = Some((x.max(g), lp));
+        } else {
+            dense.push(g_idx, log_add(lpc, ln_theta + lpj));
+            carry = Some((xj, lpj + (-ln_theta.exp()).ln_1p()));
+        }
+    }
+    if let Some((xc, lpc)) = carry {
+        dense.push(floor_index(xc, d)?, lpc);
+    }
+    dense.finish(d, ln_inf, max_len)
+}
+
+/// Merge of two atoms `(x, ln p)`: P-masses and Q-masses (`p e^{−x}`) add.
+fn merge(x1: f64, lp1: f64, x2: f64, lp2: f64) -> (f64, f64) {
+    let lp = log_add(lp1, lp2);
+    let lq = log_add(lp1 - x1, lp2 - x2);
+    (lp - lq, lp)
+}

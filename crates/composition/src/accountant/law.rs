@@ -1,0 +1,612 @@
+//! Privacy-loss laws of single mechanisms as the tilted accountant needs them: finite
+//! atoms, the `+∞` atom in log space, and per-cell masses of the atomless part
+//! (formulas.md §0 for the loss, §1.1–§1.4 for the mechanisms).
+//!
+//! For a cell `I = (a, b]` of loss values the accountant needs two numbers of the atomless
+//! part `L_c`: its P-mass `P(I)` and `m(I) = E_P[1 − e^{a − L}; L ∈ I]`. The pair fixes
+//! both the connect-the-dots split of the cell (pessimistic) and the merged atom
+//! `a − ln(1 − m/P)` (optimistic; see [`super::lattice`]). Both are returned as natural
+//! logarithms so that cells of mass 1e-300 and below keep their digits; both come from
+//! an 8-point Gauss–Legendre rule on an integrand that is analytic on a cell much
+//! narrower than its scale (relative error far below [`CELL_REL_ERR`], tested against
+//! closed forms).
+
+use crate::error::{out_of_range, Result};
+use densities::bounded::BoundedFamily;
+use std::sync::OnceLock;
+
+/// Relative error allowed for a cell mass computed by the quadrature of this module;
+/// the pessimistic law inflates, the optimistic one deflates every mass by it.
+pub const CELL_REL_ERR: f64 = 2e-15;
+
+/// The P-law of one mechanism's privacy loss `L = ln(p(Y)/q(Y))`, `Y ~ P` (formulas.md §0).
+pub trait LossLaw: Send + Sync + std::fmt::Debug {
+    /// Finite atoms `(loss, P-mass)`.
+    fn atoms(&self) -> Vec<(f64, f64)>;
+    /// `ln P(L = +∞)` (`−∞` when there is no such atom).
+    fn ln_inf_mass(&self) -> f64;
+    /// Losses `[lo, hi]` of the atomless part beyond which it has little mass, aiming at
+    /// `e^{ln_tail}` on each side, with upper bounds on the two cut masses (`None`
+    /// without an atomless part).
+    fn continuous_range(&self, ln_tail: f64) -> Option<ContinuousRange>;
+    /// `(ln P(a < L_c ≤ b), ln E_P[1 − e^{a − L_c}; a < L_c ≤ b])` for `a < b`.
+    fn cell(&self, a: f64, b: f64) -> (f64, f64);
+    /// Cells between consecutive points of `edges` (override when cells share work).
+    fn cells(&self, edges: &[f64]) -> Vec<(f64, f64)> {
+        edges.windows(2).map(|w| self.cell(w[0], w[1])).collect()
+    }
+    /// The scale on which the loss law varies (its standard deviation, or the width of
+    /// its structure): the grid step is a fraction of the smallest scale in a list.
+    fn loss_scale(&self) -> f64;
+    /// A loss value that should be a grid point multiple (the atoms' spacing), if any.
+    fn grid_unit(&self) -> Option<f64>;
+    /// Mean of the loss (finite part; used for windows and tests only).
+    fn mean(&self) -> f64;
+}
+
+/// The range of the atomless part kept on the grid, and bounds on what is cut.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContinuousRange {
+    /// Lowest loss kept.
+    pub lo: f64,
+    /// Highest loss kept.
+    pub hi: f64,
+    /// `ln` of an upper bound on `P(L_c < lo)`.
+    pub ln_below: f64,
+    /// `ln` of an upper bound on `P(L_c > hi)`.
+    pub ln_above: f64,
+}
+
+/// Gauss–Legendre nodes and weights on `[−1, 1]` (8 points), by Newton's method on the
+/// Legendre recurrence.
+fn gauss_legendre8() -> &'static [(f64, f64); 8] {
+    static GL: OnceLock<[(f64, f64); 8]> = OnceLock::new();
+    GL.get_or_init(|| {
+        let n = 8usize;
+        let mut out = [(0.0, 0.0); 8];
+        for (i, slot) in out.iter_mut().enumerate() {
+            let mut x = (std::f64::consts::PI * (i as f64 + 0.75) / (n as f64 + 0.5)).cos();
+            let mut dp = 0.0;
+            for _ in 0..100 {
+                let (mut p0, mut p1) = (1.0, x);
+                for j in 2..=n {
+                    let p2 = ((2 * j - 1) as f64 * x * p1 - (j - 1) as f64 * p0) / j as f64;
+                    p0 = p1;
+                    p1 = p2;
+                }
+                dp = n as f64 * (x * p1 - p0) / (x * x - 1.0);
+                let dx = p1 / dp;
+                x -= dx;
+                if dx.abs() < 1e-17 {
+                    break;
+                }
+            }
+            *slot = (x, 2.0 / ((1.0 - x * x) * dp * dp));
+        }
+        out
+    })
+}
+
+/// `ln(e^a + e^b)` without overflow.
+pub(crate) fn log_add(a: f64, b: f64) -> f64 {
+    if a == f64::NEG_INFINITY {
+        return b;
+    }
+    if b == f64::NEG_INFINITY {
+        return a;
+    }
+    let (hi, lo) = if a > b { (a, b) } else { (b, a) };
+    hi + (lo - hi).exp().ln_1p()
+}
+
+/// `ln ∫_u^v e^{g(ℓ)} dℓ` and `ln ∫_u^v (1 − e^{a−ℓ}) e^{g(ℓ)} dℓ` (`a ≤ u < v`) by 8-point
+/// Gauss–Legendre in log space.
+fn cell_by_density(g: &dyn Fn(f64) -> f64, a: f64, u: f64, v: f64) -> (f64, f64) {
+    let (a, b, r) = (u, v, a);
+    let half = 0.5 * (b - a);
+    let mid = 0.5 * (a + b);
+    let mut lp = f64::NEG_INFINITY;
+    let mut lm = f64::NEG_INFINITY;
+    for &(x, w) in gauss_legendre8() {
+        let l = mid + half * x;
+        let lg = g(l) + (w * half).ln();
+        lp = log_add(lp, lg);
+        // 1 − e^{a−ℓ} > 0 for ℓ > a, without cancellation.
+        lm = log_add(lm, lg + (-(r - l).exp_m1()).ln());
+    }
+    (lp, lm)
+}
+
+/// Gaussian mechanism with `μ = sensitivity/σ`: `L ~ N(μ²/2, μ²)` under P (formulas.md §1.1).
+#[derive(Debug, Clone, Copy)]
+pub struct GaussianLaw {
+    mu: f64,
+}
+
+impl GaussianLaw {
+    /// `μ = Δ/σ`, finite, in `[1e-8, 1e4]`.
+    ///
+    /// ```
+    /// use composition::accountant::{GaussianLaw, LossLaw};
+    /// assert_eq!(GaussianLaw::new(2.0).unwrap().mean(), 2.0);
+    /// assert!(GaussianLaw::new(0.0).is_err());
+    /// ```
+    pub fn new(mu: f64) -> Result<Self> {
+        if !(mu.is_finite() && (1e-8..=1e4).contains(&mu)) {
+            return Err(out_of_range("mu = sensitivity/sigma", mu, "[1e-8, 1e4]"));
+        }
+        Ok(Self { mu })
+    }
+}
+
+impl LossLaw for GaussianLaw {
+    fn atoms(&self) -> Vec<(f64, f64)> {
+        Vec::new()
+    }
+    fn ln_inf_mass(&self) -> f64 {
+        f64::NEG_INFINITY
+    }
+    fn continuous_range(&self, ln_tail: f64) -> Option<ContinuousRange> {
+        // Φ̄(z) ≤ e^{−z²/2}/2 for z ≥ 0.
+        let z = (2.0 * (-ln_tail - std::f64::consts::LN_2).max(0.0)).sqrt();
+        let m = 0.5 * self.mu * self.mu;
+        Some(ContinuousRange {
+            lo: m - z * self.mu,
+            hi: m + z * self.mu,
+            ln_below: ln_tail,
+            ln_above: ln_tail,
+        })
+    }
+    fn cell(&self, a: f64, b: f64) -> (f64, f64) {
+        let (mu, m) = (self.mu, 0.5 * self.mu * self.mu);
+        let c = -(mu * (2.0 * std::f64::consts::PI).sqrt()).ln();
+        let g = move |l: f64| {
+            let z = (l - m) / mu;
+            c - 0.5 * z * z
+        };
+        cell_by_density(&g, a, a, b)
+    }
+    fn loss_scale(&self) -> f64 {
+        self.mu
+    }
+    fn grid_unit(&self) -> Option<f64> {
+        None
+    }
+    fn mean(&self) -> f64 {
+        0.5 * self.mu * self.mu
+    }
+}
+
+/// Laplace-type loss (Laplace and the truncated Laplacian, formulas.md §1.2, §1.3): atoms
+/// at `±ε₀`, an atomless part with density `c·e^{ℓ/2}` on `(lo, hi) ⊂ (−ε₀, ε₀)`, and
+/// possibly an atom at `+∞`.
+#[derive(Debug, Clone, Copy)]
+pub struct ClippedLaplaceLaw {
+    eps0: f64,
+    top: f64,
+    bottom: f64,
+    ln_c: f64,
+    lo: f64,
+    hi: f64,
+    ln_inf: f64,
+}
+
+impl ClippedLaplaceLaw {
+    /// Laplace noise of scale `b` for sensitivity `Δ`: `ε₀ = Δ/b` in `(0, 1e4]`.
+    ///
+    /// Output `y ~ Lap(0, b)` against `Lap(Δ, b)`: `L = ε₀` for `y ≤ 0` (P-mass ½),
+    /// `L = −ε₀` for `y ≥ Δ` (P-mass `e^{−ε₀}/2`), `L = ε₀ − 2y/b` in between with
+    /// density `e^{(ℓ−ε₀)/2}/4`.
+    ///
+    /// ```
+    /// use composition::accountant::{ClippedLaplaceLaw, LossLaw};
+    /// let l = ClippedLaplaceLaw::laplace(1.0).unwrap();
+    /// assert_eq!(l.atoms().len(), 2);
+    /// ```
+    pub fn laplace(eps0: f64) -> Result<Self> {
+        if !(eps0.is_finite() && eps0 > 0.0 && eps0 <= 1e4) {
+            return Err(out_of_range("sensitivity/scale", eps0, "(0, 1e4]"));
+        }
+        Ok(Self {
+            eps0,
+            top: 0.5,
+            bottom: 0.5 * (-eps0).exp(),
+            ln_c: -eps0 / 2.0 - 4f64.ln(),
+            lo: -eps0,
+            hi: eps0,
+            ln_inf: f64::NEG_INFINITY,
+        })
+    }
+
+    /// The truncated Laplacian of Geng et al. calibrated to `(ε, δ)` for sensitivity Δ,
+    /// used on a query of sensitivity `used ≤ ...` (`used = Δ` for the calibrated case).
+    ///
+    /// Density `B e^{−|y|/λ}` on `[−A, A]` with `λ = Δ/ε`, `A = λ ln(1 + (e^ε−1)/(2δ))`;
+    /// against the copy shifted by `s = used`: `L = +∞` on `[−A, s − A)`, `L = ε₀ = s/λ`
+    /// on `[s−A, 0]`, `L = −ε₀` on `[s, A]`, linear in between.
+    ///
+    /// ```
+    /// use composition::accountant::{ClippedLaplaceLaw, LossLaw};
+    /// let t = ClippedLaplaceLaw::truncated_laplace(1.0, 1e-6, 1.0, 1.0).unwrap();
+    /// assert!((t.ln_inf_mass().exp() / 1e-6 - 1.0).abs() < 1e-9);
+    /// ```
+    pub fn truncated_laplace(
+        epsilon: f64,
+        delta: f64,
+        sensitivity: f64,
+        used: f64,
+    ) -> Result<Self> {
+        let tl = densities::truncated_laplace::TruncatedLaplace::new(epsilon, delta, sensitivity)
+            .map_err(|_| {
+            out_of_range(
+                "truncated-laplace epsilon/delta",
+                epsilon,
+                "epsilon > 0, delta in (0, 1)",
+            )
+        })?;
+        if epsilon.is_nan() || epsilon > 700.0 {
+            return Err(out_of_range(
+                "truncated-laplace epsilon",
+                epsilon,
+                "(0, 700]",
+            ));
+        }
+        if !(used.is_finite() && used > 0.0) {
+            return Err(out_of_range("sensitivity", used, "(0, inf)"));
+        }
+        let lam = tl.lambda;
+        let h = tl.h;
+        let s = used;
+        let eps0 = s / lam;
+        if eps0.is_nan() || eps0 > 1e4 {
+            return Err(out_of_range("sensitivity/lambda", eps0, "(0, 1e4]"));
+        }
+        // P-mass of y in [u, v] (in units of λ: t = y/λ), density e^{−|t|}/(2(1 − e^{−h})).
+        let norm = 2.0 * (-(-h).exp_m1());
+        let mass = |u: f64, v: f64| -> f64 {
+            let (u, v) = (u.max(-h), v.min(h));
+            if v <= u {
+                return 0.0;
+            }
+            // ∫_u^v e^{−|t|} dt, split at 0, each piece without cancellation.
+            let mut acc = 0.0;
+            if u < 0.0 {
+                let v0 = v.min(0.0);
+                acc += v0.exp() * (-(u - v0).exp_m1());
+            }
+            if v > 0.0 {
+                let u0 = u.max(0.0);
+                acc += (-u0).exp() * (-(-(v - u0)).exp_m1());
+            }
+            acc / norm
+        };
+        let e = eps0; // s/λ in λ-units
+        let inf = mass(-h, (e - h).min(h));
+        let top = mass(e - h, 0.0);
+        let bottom = mass(e, h);
+        // Continuous: t in (max(0, e−h), min(e, h)), ℓ = e − 2t, density in ℓ:
+        // e^{−t}/(2 norm) = e^{(ℓ − e)/2}/(2 norm).
+        let t_lo = (e - h).max(0.0);
+        let t_hi = e.min(h);
+        let (lo, hi) = if t_hi > t_lo {
+            (e - 2.0 * t_hi, e - 2.0 * t_lo)
+        } else {
+            (0.0, 0.0)
+        };
+        Ok(Self {
+            eps0: e,
+            top,
+            bottom,
+            ln_c: -e / 2.0 - (2.0 * norm).ln(),
+            lo,
+            hi,
+            ln_inf: if inf > 0.0 {
+                inf.ln()
+            } else {
+                f64::NEG_INFINITY
+            },
+        })
+    }
+}
+
+impl LossLaw for ClippedLaplaceLaw {
+    fn atoms(&self) -> Vec<(f64, f64)> {
+        let mut v = Vec::new();
+        if self.bottom > 0.0 {
+            v.push((-self.eps0, self.bottom));
+        }
+        if self.top > 0.0 {
+            v.push((self.eps0, self.top));
+        }
+        v
+    }
+    fn ln_inf_mass(&self) -> f64 {
+        self.ln_inf
+    }
+    fn continuous_range(&self, _ln_tail: f64) -> Option<ContinuousRange> {
+        (self.hi > self.lo).then_some(ContinuousRange {
+            lo: self.lo,
+            hi: self.hi,
+            ln_below: f64::NEG_INFINITY,
+            ln_above: f64::NEG_INFINITY,
+        })
+    }
+    fn cell(&self, a: f64, b: f64) -> (f64, f64) {
+        let (a2, b2) = (a.max(self.lo), b.min(self.hi));
+        if b2 <= a2 {
+            return (f64::NEG_INFINITY, f64::NEG_INFINITY);
+        }
+        let c = self.ln_c;
+        let g = move |l: f64| c + 0.5 * l;
+        cell_by_density(&g, a, a2, b2)
+    }
+    fn loss_scale(&self) -> f64 {
+        self.eps0.min(2.0)
+    }
+    fn grid_unit(&self) -> Option<f64> {
+        Some(self.eps0)
+    }
+    fn mean(&self) -> f64 {
+        let mut m = self.eps0 * self.top - self.eps0 * self.bottom;
+        if self.hi > self.lo {
+            // ∫ ℓ c e^{ℓ/2} dℓ = c e^{ℓ/2}(2ℓ − 4).
+            let c = self.ln_c.exp();
+            let f = |l: f64| c * (0.5 * l).exp() * (2.0 * l - 4.0);
+            m += f(self.hi) - f(self.lo);
+        }
+        m
+    }
+}
+
+/// A loss with finitely many atoms only (randomized response, formulas.md §3.1).
+#[derive(Debug, Clone)]
+pub struct DiscreteLaw {
+    atoms: Vec<(f64, f64)>,
+    ln_inf: f64,
+    unit: Option<f64>,
+}
+
+impl DiscreteLaw {
+    /// Binary randomized response with parameter ε₀ ∈ (0, 700]: `L = ±ε₀` with P-masses
+    /// `e^{ε₀}/(1 + e^{ε₀})` and `1/(1 + e^{ε₀})`.
+    ///
+    /// ```
+    /// use composition::accountant::{DiscreteLaw, LossLaw};
+    /// let rr = DiscreteLaw::randomized_response(1.0).unwrap();
+    /// assert!((rr.atoms()[1].1 - 1f64.exp() / (1.0 + 1f64.exp())).abs() < 1e-15);
+    /// ```
+    pub fn randomized_response(eps0: f64) -> Result<Self> {
+        if !(eps0.is_finite() && eps0 > 0.0 && eps0 <= 700.0) {
+            return Err(out_of_range("epsilon", eps0, "(0, 700]"));
+        }
+        let low = 1.0 / (1.0 + eps0.exp());
+        let high = 1.0 / (1.0 + (-eps0).exp());
+        Ok(Self {
+            atoms: vec![(-eps0, low), (eps0, high)],
+            ln_inf: f64::NEG_INFINITY,
+            unit: Some(eps0),
+        })
+    }
+}
+
+impl LossLaw for DiscreteLaw {
+    fn atoms(&self) -> Vec<(f64, f64)> {
+        self.atoms.clone()
+    }
+    fn ln_inf_mass(&self) -> f64 {
+        self.ln_inf
+    }
+    fn continuous_range(&self, _ln_tail: f64) -> Option<ContinuousRange> {
+        None
+    }
+    fn cell(&self, _a: f64, _b: f64) -> (f64, f64) {
+        (f64::NEG_INFINITY, f64::NEG_INFINITY)
+    }
+    fn loss_scale(&self) -> f64 {
+        let m = self.mean();
+        let v: f64 = self.atoms.iter().map(|&(x, p)| p * (x - m) * (x - m)).sum();
+        v.sqrt().max(self.unit.unwrap_or(0.0) / 4.0)
+    }
+    fn grid_unit(&self) -> Option<f64> {
+        self.unit
+    }
+    fn mean(&self) -> f64 {
+        self.atoms.iter().map(|&(x, p)| x * p).sum()
+    }
+}
+
+/// Bounded noise of Dagan & Kur (formulas.md §1.4): density `∝ e^{−f(y/R)}` on `(−R, R)`
+/// against its copy shifted by the sensitivity `s < 2R`. The loss
+/// `ℓ(y) = f((y−s)/R) − f(y/R)` decreases in `y` on `(s − R, R)` (f convex), is `+∞` on
+/// `(−R, s − R]` and `−∞` (no P-mass beyond R) above; cells are integrated in `y`.
+#[derive(Debug, Clone)]
+pub struct BoundedNoiseLaw {
+    family: BoundedFamily,
+    radius: f64,
+    s: f64,
+    ln_z: f64,
+    ln_inf: f64,
+    mean: f64,
+    scale: f64,
+}
+
+impl BoundedNoiseLaw {
+    /// Noise `R·X`, `X ∝ e^{−f}` of `family`, for sensitivity `s`; `s/R ∈ [1e-6, 2)`.
+    ///
+    /// ```
+    /// use composition::accountant::{BoundedNoiseLaw, LossLaw};
+    /// use densities::bounded::BoundedFamily;
+    /// let b = BoundedNoiseLaw::new(BoundedFamily::power(2.0).unwrap(), 10.0, 1.0).unwrap();
+    /// assert!(b.mean() > 0.0 && b.ln_inf_mass() < -1e3);
+    /// ```
+    pub fn new(family: BoundedFamily, radius: f64, s: f64) -> Result<Self> {
+        if !(radius.is_finite() && radius > 0.0) {
+            return Err(out_of_range("radius", radius, "(0, inf)"));
+        }
+        let r = s / radius;
+        if !(r.is_finite() && (1e-6..2.0).contains(&r)) {
+            return Err(out_of_range("sensitivity/radius", r, "[1e-6, 2)"));
+        }
+        if let BoundedFamily::Power { alpha } = family {
+            if !(alpha.is_finite() && alpha > 0.0 && alpha <= 100.0) {
+                return Err(out_of_range("alpha", alpha, "(0, 100]"));
+            }
+        }
+        let mut law = Self {
+            family,
+            radius,
+            s,
+            ln_z: 0.0,
+            ln_inf: f64::NEG_INFINITY,
+            mean: 0.0,
+            scale: 1.0,
+        };
+        // Normaliser over x ∈ (−1, 1) by composite GL on 4096 cells (the density is
+        // flat in the middle and vanishes faster than any power at ±1).
+        law.ln_z = law.ln_integral(-1.0, 1.0, 4096);
+        law.ln_inf = law.ln_integral(-1.0, r - 1.0, 1024) - law.ln_z;
+        // Mean of the finite loss by quadrature over the overlap; its scale from the
+        // linearisation at the centre, |ℓ'(0)|·sd(X) = |f'(−r)|·sd(X) (the loss can have a
+        // heavy upper tail near the edge of the overlap, which a variance would follow).
+        let (mut m, mut x2, mut tot) = (0.0, 0.0, 0.0);
+        let n = 4096;
+        let h = 2.0 / n as f64;
+        for i in 0..n {
+            for &(x, w) in gauss_legendre8() {
+                let u = -1.0 + h * (i as f64 + 0.5 + 0.5 * x);
+                let lp = -law.family.f(u) - law.ln_z;
+                if !lp.is_finite() {
+                    continue;
+                }
+                let p = lp.exp() * w * 0.5 * h;
+                tot += p;
+                x2 += p * u * u;
+                let l = law.loss_x(u);
+                if u > r - 1.0 && l.is_finite() {
+                    m += p * l;
+                }
+            }
+        }
+        if tot > 0.0 {
+            law.mean = m;
+            law.scale = (law.family.f_prime(-r).abs() * (x2 / tot).sqrt()).max(1e-12);
+        }
+        Ok(law)
+    }
+
+    /// Loss at `x = y/R` (unit noise coordinates).
+    fn loss_x(&self, x: f64) -> f64 {
+        self.family.f(x - self.s / self.radius) - self.family.f(x)
+    }
+
+    /// `ln ∫_u^v e^{−f(x)} dx` by composite 8-point GL on `n` equal cells.
+    fn ln_integral(&self, u: f64, v: f64, n: usize) -> f64 {
+        let h = (v - u) / n as f64;
+        let mut acc = f64::NEG_INFINITY;
+        for i in 0..n {
+            for &(x, w) in gauss_legendre8() {
+                let t = u + h * (i as f64 + 0.5 + 0.5 * x);
+                acc = log_add(acc, -self.family.f(t) + (w * 0.5 * h).ln());
+            }
+        }
+        acc
+    }
+
+    /// `x ∈ (r − 1, 1)` with `ℓ(x) = l` (bisection; the loss decreases in x).
+    fn x_of_loss(&self, l: f64) -> f64 {
+        let r = self.s / self.radius;
+        let (mut a, mut b) = (r - 1.0, 1.0);
+        for _ in 0..200 {
+            let m = 0.5 * (a + b);
+            if m <= a || m >= b {
+                break;
+            }
+            if self.loss_x(m) > l {
+                a = m;
+            } else {
+                b = m;
+            }
+        }
+        0.5 * (a + b)
+    }
+}
+
+impl LossLaw for BoundedNoiseLaw {
+    fn atoms(&self) -> Vec<(f64, f64)> {
+        Vec::new()
+    }
+    fn ln_inf_mass(&self) -> f64 {
+        self.ln_inf
+    }
+    fn continuous_range(&self, ln_tail: f64) -> Option<ContinuousRange> {
+        // Walk out from the mean in steps of the scale until the tail mass in x is below
+        // e^{ln_tail} (tails integrated by GL on the x-interval, which is monotone).
+        let r = self.s / self.radius;
+        let tail_above = |l: f64| self.ln_integral(r - 1.0, self.x_of_loss(l), 256) - self.ln_z;
+        let tail_below = |l: f64| self.ln_integral(self.x_of_loss(l), 1.0, 256) - self.ln_z;
+        // Heavy upper tails (loss → ∞ at the left edge of the overlap) are cut at
+        // 1e4 scales: their mass is then returned with the range.
+        let cap = 1e4 * self.scale;
+        let centre = self.loss_x(0.0);
+        let mut hi = centre + self.scale;
+        let mut w = self.scale;
+        while tail_above(hi) > ln_tail && hi - centre < cap {
+            hi += w;
+            w *= 1.5;
+        }
+        let mut lo = centre - self.scale;
+        let mut w = self.scale;
+        while tail_below(lo) > ln_tail && centre - lo < cap {
+            lo -= w;
+            w *= 1.5;
+        }
+        // The cut masses by the same quadrature, doubled as a margin for its error.
+        Some(ContinuousRange {
+            lo,
+            hi,
+            ln_below: tail_below(lo) + std::f64::consts::LN_2,
+            ln_above: tail_above(hi) + std::f64::consts::LN_2,
+        })
+    }
+    fn cell(&self, a: f64, b: f64) -> (f64, f64) {
+        self.cells(&[a, b])[0]
+    }
+    fn cells(&self, edges: &[f64]) -> Vec<(f64, f64)> {
+        let xs: Vec<f64> = edges.iter().map(|&l| self.x_of_loss(l)).collect();
+        let mut out = Vec::with_capacity(edges.len().saturating_sub(1));
+        for i in 0..edges.len().saturating_sub(1) {
+            let (a, xa, xb) = (edges[i], xs[i], xs[i + 1]);
+            // loss in (a, b] ⇔ x in [x(b), x(a)).
+            let (u, v) = (xb, xa);
+            if v <= u {
+                out.push((f64::NEG_INFINITY, f64::NEG_INFINITY));
+                continue;
+            }
+            let half = 0.5 * (v - u);
+            let mid = 0.5 * (u + v);
+            let mut lp = f64::NEG_INFINITY;
+            let mut lm = f64::NEG_INFINITY;
+            for &(x, w) in gauss_legendre8() {
+                let t = mid + half * x;
+                let lg = -self.family.f(t) - self.ln_z + (w * half).ln();
+                let l = self.loss_x(t);
+                lp = log_add(lp, lg);
+                let f = -(a - l).exp_m1();
+                if f > 0.0 {
+                    lm = log_add(lm, lg + f.ln());
+                }
+            }
+            out.push((lp, lm));
+        }
+        out
+    }
+    fn loss_scale(&self) -> f64 {
+        self.scale
+    }
+    fn grid_unit(&self) -> Option<f64> {
+        None
+    }
+    fn mean(&self) -> f64 {
+        self.mean
+    }
+}

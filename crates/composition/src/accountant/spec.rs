@@ -1,0 +1,332 @@
+//! The mechanism language of `dpw account` and of manifests:
+//! `KIND:key=value[,key=value...]`, e.g. `gaussian:sigma=2,count=1000`.
+//!
+//! | kind | keys | loss law |
+//! |---|---|---|
+//! | `gaussian` | `sigma` | [`GaussianLaw`] with μ = sensitivity/σ (formulas.md §1.1) |
+//! | `laplace` | `scale` | [`ClippedLaplaceLaw::laplace`] with ε₀ = sensitivity/b (§1.2) |
+//! | `rr` | `epsilon` | [`DiscreteLaw::randomized_response`] (§3.1) |
+//! | `truncated-laplace` | `epsilon`, `delta` | [`ClippedLaplaceLaw::truncated_laplace`] (§1.3) |
+//! | `bounded` | `family` (`power` with `alpha`, or `exp`), `radius` | [`BoundedNoiseLaw`] (§1.4) |
+//!
+//! Every kind also takes `sensitivity` (default 1; for `truncated-laplace` the
+//! sensitivity it is calibrated to and applied at) and `count` (default 1, an integer up
+//! to 1e10, `1e4` accepted).
+
+use super::law::{BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, LossLaw};
+use super::MAX_COUNT;
+use densities::bounded::BoundedFamily;
+use std::fmt;
+
+/// A parse or range error of a mechanism SPEC: one line naming the key and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError(pub String);
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// The kind of a mechanism and its own parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MechanismKind {
+    /// Gaussian noise of standard deviation `sigma`.
+    Gaussian {
+        /// σ > 0.
+        sigma: f64,
+    },
+    /// Laplace noise of scale `scale`.
+    Laplace {
+        /// b > 0.
+        scale: f64,
+    },
+    /// Binary randomized response with parameter `epsilon`.
+    RandomizedResponse {
+        /// ε₀ ∈ (0, 700].
+        epsilon: f64,
+    },
+    /// The truncated Laplacian calibrated to (`epsilon`, `delta`).
+    TruncatedLaplace {
+        /// ε > 0.
+        epsilon: f64,
+        /// δ ∈ (0, 1).
+        delta: f64,
+    },
+    /// Bounded noise `radius · X`, `X ∝ e^{−f}` on (−1, 1).
+    Bounded {
+        /// The potential family.
+        family: BoundedFamily,
+        /// R > 0.
+        radius: f64,
+    },
+}
+
+/// One mechanism of a composition: kind, sensitivity, count.
+///
+/// ```
+/// use composition::accountant::MechanismSpec;
+/// let m: MechanismSpec = "gaussian:sigma=2,count=1e3".parse().unwrap();
+/// assert_eq!(m.count, 1000);
+/// assert!("gaussian:sigma=-1".parse::<MechanismSpec>().unwrap_err().0.contains("sigma"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct MechanismSpec {
+    /// Kind and parameters.
+    pub kind: MechanismKind,
+    /// Sensitivity (default 1).
+    pub sensitivity: f64,
+    /// Number of times it is composed (default 1).
+    pub count: u64,
+    /// The text it was parsed from.
+    pub text: String,
+}
+
+const KINDS: &str = "gaussian, laplace, rr, truncated-laplace, bounded";
+
+fn number(kind: &str, key: &str, v: &str) -> Result<f64, SpecError> {
+    v.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite())
+        .ok_or_else(|| SpecError(format!("{kind}: {key} = '{v}' is not a finite number")))
+}
+
+fn in_range(
+    kind: &str,
+    key: &str,
+    x: f64,
+    lo: f64,
+    hi: f64,
+    open_lo: bool,
+    range: &str,
+) -> Result<f64, SpecError> {
+    let ok = if open_lo { x > lo } else { x >= lo } && x <= hi;
+    if ok {
+        Ok(x)
+    } else {
+        Err(SpecError(format!(
+            "{kind}: {key} = {x} is outside the allowed range {range}"
+        )))
+    }
+}
+
+impl std::str::FromStr for MechanismSpec {
+    type Err = SpecError;
+
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        let text = s.trim().to_string();
+        let (kind, rest) = text.split_once(':').unwrap_or((text.as_str(), ""));
+        let kind = kind.trim();
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for item in rest.split(',').filter(|t| !t.trim().is_empty()) {
+            let Some((k, v)) = item.split_once('=') else {
+                return Err(SpecError(format!("{kind}: '{item}' is not key=value")));
+            };
+            let k = k.trim().to_string();
+            if pairs.iter().any(|p| p.0 == k) {
+                return Err(SpecError(format!("{kind}: key '{k}' given twice")));
+            }
+            pairs.push((k, v.trim().to_string()));
+        }
+        let allowed: &[&str] = match kind {
+            "gaussian" => &["sigma"],
+            "laplace" => &["scale"],
+            "rr" => &["epsilon"],
+            "truncated-laplace" => &["epsilon", "delta"],
+            "bounded" => &["family", "alpha", "radius"],
+            _ => {
+                return Err(SpecError(format!(
+                    "unknown mechanism kind '{kind}' (expected KIND:key=value,...; kinds: {KINDS})"
+                )))
+            }
+        };
+        for (k, _) in &pairs {
+            if !allowed.contains(&k.as_str()) && k != "sensitivity" && k != "count" {
+                return Err(SpecError(format!(
+                    "{kind}: unknown key '{k}' (allowed: {}, sensitivity, count)",
+                    allowed.join(", ")
+                )));
+            }
+        }
+        let get = |key: &str| pairs.iter().find(|p| p.0 == key).map(|p| p.1.clone());
+        let need = |key: &str| -> Result<f64, SpecError> {
+            let v = get(key).ok_or_else(|| SpecError(format!("{kind}: missing key '{key}'")))?;
+            number(kind, key, &v)
+        };
+        let sensitivity = match get("sensitivity") {
+            Some(v) => in_range(
+                kind,
+                "sensitivity",
+                number(kind, "sensitivity", &v)?,
+                0.0,
+                1e300,
+                true,
+                "(0, 1e300]",
+            )?,
+            None => 1.0,
+        };
+        let count = match get("count") {
+            Some(v) => {
+                let x = number(kind, "count", &v)?;
+                if !(x >= 1.0 && x <= MAX_COUNT as f64 && x.fract() == 0.0) {
+                    return Err(SpecError(format!(
+                        "{kind}: count = {v} is outside the allowed range: an integer in [1, 1e10]"
+                    )));
+                }
+                x as u64
+            }
+            None => 1,
+        };
+        let pos = |key: &str| -> Result<f64, SpecError> {
+            in_range(kind, key, need(key)?, 0.0, 1e300, true, "(0, 1e300]")
+        };
+        let k = match kind {
+            "gaussian" => MechanismKind::Gaussian {
+                sigma: pos("sigma")?,
+            },
+            "laplace" => MechanismKind::Laplace {
+                scale: pos("scale")?,
+            },
+            "rr" => MechanismKind::RandomizedResponse {
+                epsilon: in_range(
+                    kind,
+                    "epsilon",
+                    need("epsilon")?,
+                    0.0,
+                    700.0,
+                    true,
+                    "(0, 700]",
+                )?,
+            },
+            "truncated-laplace" => MechanismKind::TruncatedLaplace {
+                epsilon: in_range(
+                    kind,
+                    "epsilon",
+                    need("epsilon")?,
+                    0.0,
+                    700.0,
+                    true,
+                    "(0, 700]",
+                )?,
+                delta: {
+                    let d = need("delta")?;
+                    if !(d > 0.0 && d < 1.0) {
+                        return Err(SpecError(format!(
+                            "{kind}: delta = {d} is outside the allowed range (0, 1)"
+                        )));
+                    }
+                    d
+                },
+            },
+            _ => {
+                let fam = get("family").unwrap_or_default();
+                let family = match fam.as_str() {
+                    "power" => {
+                        let a =
+                            in_range(kind, "alpha", need("alpha")?, 0.0, 100.0, true, "(0, 100]")?;
+                        BoundedFamily::Power { alpha: a }
+                    }
+                    "exp" => {
+                        if get("alpha").is_some() {
+                            return Err(SpecError(format!(
+                                "{kind}: alpha applies to family=power only"
+                            )));
+                        }
+                        BoundedFamily::Exp
+                    }
+                    "" => {
+                        return Err(SpecError(format!(
+                            "{kind}: missing key 'family' (power or exp)"
+                        )))
+                    }
+                    other => {
+                        return Err(SpecError(format!(
+                            "{kind}: family = '{other}' is not one of: power, exp"
+                        )))
+                    }
+                };
+                MechanismKind::Bounded {
+                    family,
+                    radius: pos("radius")?,
+                }
+            }
+        };
+        let spec = MechanismSpec {
+            kind: k,
+            sensitivity,
+            count,
+            text,
+        };
+        spec.law()?; // range checks that depend on the combination (e.g. sensitivity/σ)
+        Ok(spec)
+    }
+}
+
+impl MechanismSpec {
+    /// The privacy-loss law of one use of the mechanism.
+    pub fn law(&self) -> Result<Box<dyn LossLaw>, SpecError> {
+        let kind = self.kind_name();
+        let s = self.sensitivity;
+        let wrap = |what: &str, range: &str, x: f64| {
+            SpecError(format!(
+                "{kind}: {what} = {x:e} is outside the supported range {range}"
+            ))
+        };
+        Ok(match self.kind {
+            MechanismKind::Gaussian { sigma } => {
+                let mu = s / sigma;
+                Box::new(
+                    GaussianLaw::new(mu)
+                        .map_err(|_| wrap("sensitivity/sigma", "[1e-8, 1e4]", mu))?,
+                )
+            }
+            MechanismKind::Laplace { scale } => {
+                let e = s / scale;
+                Box::new(
+                    ClippedLaplaceLaw::laplace(e)
+                        .map_err(|_| wrap("sensitivity/scale", "[1e-8, 1e4]", e))?,
+                )
+            }
+            MechanismKind::RandomizedResponse { epsilon } => Box::new(
+                DiscreteLaw::randomized_response(epsilon)
+                    .map_err(|_| wrap("epsilon", "(0, 700]", epsilon))?,
+            ),
+            MechanismKind::TruncatedLaplace { epsilon, delta } => Box::new(
+                ClippedLaplaceLaw::truncated_laplace(epsilon, delta, s, s)
+                    .map_err(|_| wrap("epsilon", "(0, 700] with delta in (0, 1)", epsilon))?,
+            ),
+            MechanismKind::Bounded { family, radius } => {
+                Box::new(BoundedNoiseLaw::new(family, radius, s).map_err(|_| {
+                    wrap(
+                        "sensitivity/radius",
+                        "[1e-6, 2) (alpha in (0, 100])",
+                        s / radius,
+                    )
+                })?)
+            }
+        })
+    }
+
+    /// The kind's name as written in a SPEC.
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind {
+            MechanismKind::Gaussian { .. } => "gaussian",
+            MechanismKind::Laplace { .. } => "laplace",
+            MechanismKind::RandomizedResponse { .. } => "rr",
+            MechanismKind::TruncatedLaplace { .. } => "truncated-laplace",
+            MechanismKind::Bounded { .. } => "bounded",
+        }
+    }
+}
+
+/// The accountant of a list of specs.
+pub fn accountant(specs: &[MechanismSpec]) -> Result<super::Accountant, SpecError> {
+    let mut parts = Vec::with_capacity(specs.len());
+    for s in specs {
+        parts.push((s.law()?, s.count));
+    }
+    super::Accountant::new(parts).map_err(|e| SpecError(e.to_string()))
+}

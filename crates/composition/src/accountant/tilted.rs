@@ -1,0 +1,552 @@
+//! Exponentially tilted FFT composition (accountant.md §1, §3; formulas.md §0).
+//!
+//! For the finite part `ω_i` of factor `i` (a sub-probability law on the grid) and
+//! `λ ≥ 0`, the tilted law is `ω_{i,λ}(x) = ω_i(x) e^{λx} / M_i(λ)`. Tilting commutes with
+//! convolution, so the composed finite part `ω = ⊛ ω_i^{⊛c_i}` satisfies
+//! `ω(x) = e^{Σ c_i ln M_i(λ) − λx} ω_λ(x)`, and for every ε
+//!
+//! `δ_fin(ε) = Σ_{x>ε} ω(x)(1 − e^{ε−x}) = e^{Σ c_i ln M_i(λ) − λε} · T(ε)`,
+//! `T(ε) = Σ_{x>ε} ω_λ(x) e^{−λ(x−ε)} (1 − e^{ε−x})`.
+//!
+//! With λ at the saddle point (tilted mean = ε) the tilted law has its bulk at ε, `T` is of
+//! order one and the FFT's round-off, which is absolute, is small *relative to δ* however
+//! small δ is. Every weight `e^{−λ(x−ε)}(1 − e^{ε−x})` of `T` lies in `[0, 1)`.
+//!
+//! Error terms carried to the bracket, each one-sided:
+//! - aliasing: the window `[l, h)` is chosen by Chernoff bounds of the tilted law, and the
+//!   mass beyond it (which wraps around in the circular convolution) is bounded by them;
+//! - round-off: every transform value carries the componentwise FFT bound
+//!   `η(n)·‖a‖₁` (Higham 2002, Thm 24.2, [`crate::pld`] docs), propagated through the
+//!   power `A^c` exactly (`|A^c − Â^c| ≤ c·e·(|Â| + e)^{c−1}`), plus the rounding of the
+//!   power itself, and the inverse transform's bound; the sum over frequencies gives a
+//!   per-bin bound `E`, evaluated a posteriori from the computed transforms;
+//! - masses: the tilted factors are normalised in floating point (relative error ≤ 4u
+//!   each), charged as `Σ c_i · 4u` to `ln δ`.
+
+use super::lattice::Lattice;
+use super::law::log_add;
+use crate::error::{out_of_range, Result};
+use crate::pld::U;
+use rustfft::num_complex::Complex;
+use rustfft::FftPlanner;
+
+/// `ln Σ e^{v}` over a slice (−∞ for an empty or all −∞ slice).
+fn lse(v: impl Iterator<Item = f64> + Clone) -> f64 {
+    let m = v.clone().fold(f64::NEG_INFINITY, f64::max);
+    if m == f64::NEG_INFINITY {
+        return m;
+    }
+    let s: f64 = v.map(|x| (x - m).exp()).sum();
+    m + s.ln()
+}
+
+/// One factor of a composition: a lattice law used `count` times.
+#[derive(Debug, Clone, Copy)]
+pub struct Factor<'a> {
+    /// The discretised law.
+    pub law: &'a Lattice,
+    /// How many times it is composed (1 ..= 1e10).
+    pub count: u64,
+}
+
+/// Cumulant generating function of a factor's finite part and its first two derivatives
+/// (loss units), `K(θ) = ln Σ ω(x) e^{θx}`.
+pub(crate) fn cgf(law: &Lattice, theta: f64) -> (f64, f64, f64) {
+    let d = law.step;
+    let it = law
+        .ln_pmf
+        .iter()
+        .enumerate()
+        .map(|(i, &lp)| lp + theta * (law.lo + i as i64) as f64 * d);
+    let k = lse(it.clone());
+    if k == f64::NEG_INFINITY {
+        return (k, 0.0, 0.0);
+    }
+    let (mut m1, mut m2) = (0.0, 0.0);
+    for (i, t) in it.enumerate() {
+        let w = (t - k).exp();
+        let x = (law.lo + i as i64) as f64 * d;
+        m1 += w * x;
+        m2 += w * x * x;
+    }
+    (k, m1, (m2 - m1 * m1).max(0.0))
+}
+
+/// `Σ c_i K_i(θ)` and its derivatives.
+pub(crate) fn total_cgf(factors: &[Factor], theta: f64) -> (f64, f64, f64) {
+    let mut out = (0.0, 0.0, 0.0);
+    for f in factors {
+        let (k, k1, k2) = cgf(f.law, theta);
+        let c = f.count as f64;
+        out.0 += c * k;
+        out.1 += c * k1;
+        out.2 += c * k2;
+    }
+    out
+}
+
+/// Largest finite loss of the composition (`Σ c_i · max loss_i`).
+pub(crate) fn max_loss(factors: &[Factor]) -> f64 {
+    factors
+        .iter()
+        .map(|f| {
+            let last = f
+                .law
+                .ln_pmf
+                .iter()
+                .rposition(|&l| l > f64::NEG_INFINITY)
+                .unwrap_or(0);
+            f.count as f64 * f.law.loss(last)
+        })
+        .sum()
+}
+
+/// `λ ≥ 0` at which the tilted composed mean is `eps` (0 when the untilted mean is
+/// already above `eps`); `None` when `eps` is at or above the largest finite loss.
+pub(crate) fn saddle(factors: &[Factor], eps: f64) -> Option<f64> {
+    if eps >= max_loss(factors) {
+        return None;
+    }
+    if total_cgf(factors, 0.0).1 >= eps {
+        return Some(0.0);
+    }
+    let mut hi = 1e-6 / factors[0].law.step.max(1e-300);
+    while total_cgf(factors, hi).1 < eps {
+        hi *= 2.0;
+        if hi > 1e300 {
+            return None;
+        }
+    }
+    let mut lo = 0.0;
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if total_cgf(factors, mid).1 < eps {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo <= 1e-13 * hi {
+            break;
+        }
+    }
+    Some(0.5 * (lo + hi))
+}
+
+/// The composed tilted law on a window, with its error terms.
+#[derive(Debug, Clone)]
+pub struct TiltedSum {
+    step: f64,
+    /// Tilt λ ≥ 0.
+    pub lambda: f64,
+    /// `Σ c_i ln M_i(λ)`.
+    ln_norm: f64,
+    /// Absolute grid index of `values[0]`.
+    w_lo: i64,
+    values: Vec<f64>,
+    /// Per-bin bound on the absolute error of `values`.
+    err_bin: f64,
+    /// Chernoff bounds of the tilted mass below and above the window.
+    tail_lo: f64,
+    tail_hi: f64,
+    /// `Σ c_i · 4u`, the normalisation error charged to `ln δ`.
+    ln_margin: f64,
+    /// Untilted Chernoff bound of the mass above the window (log).
+    ln_abs_above: f64,
+    /// Tilted mean and standard deviation of the composed loss.
+    pub mean: f64,
+    /// Tilted standard deviation.
+    pub sd: f64,
+}
+
+/// Bounds on `δ_fin(ε)` in log space.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LnDelta {
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// `ln` of the Chernoff bound `P_λ(S ≥ h)` (upper = true) or `P_λ(S ≤ h)`; `base` is
+/// `Σ c_i K_i(λ)`.
+pub(crate) fn ln_chernoff(factors: &[Factor], lambda: f64, base: f64, h: f64, upper: bool) -> f64 {
+    // f(t) = Σ c (K(λ ± t) − K(λ)) ∓ t h, convex in t ≥ 0; golden-section minimum.
+    let sgn = if upper { 1.0 } else { -1.0 };
+    let f = |t: f64| total_cgf(factors, lambda + sgn * t).0 - base - sgn * t * h;
+    let (mut a, mut b) = (0.0, 1.0 / factors[0].law.step);
+    // Grow b until f increases (the minimum is inside).
+    let mut fb = f(b);
+    for _ in 0..60 {
+        let f2 = f(2.0 * b);
+        if f2 >= fb || !f2.is_finite() {
+            break;
+        }
+        b *= 2.0;
+        fb = f2;
+    }
+    b *= 2.0;
+    let g = 0.5 * (5f64.sqrt() - 1.0);
+    let (mut c, mut d) = (b - g * (b - a), a + g * (b - a));
+    let (mut fc, mut fd) = (f(c), f(d));
+    for _ in 0..80 {
+        if fc < fd {
+            b = d;
+            d = c;
+            fd = fc;
+            c = b - g * (b - a);
+            fc = f(c);
+        } else {
+            a = c;
+            c = d;
+            fc = fd;
+            d = a + g * (b - a);
+            fd = f(d);
+        }
+    }
+    fc.min(fd).min(0.0)
+}
+
+/// `e^{−2πir/n}` for `r < n` (each within an ulp or two of the truth).
+fn twiddle_table(n: usize) -> Vec<Complex<f64>> {
+    let w = 2.0 * std::f64::consts::PI / n as f64;
+    (0..n)
+        .map(|r| {
+            let (s, c) = (w * r as f64).sin_cos();
+            Complex::new(c, -s)
+        })
+        .collect()
+}
+
+/// `Σ v_p e^{−2πi kp/n}` with the phase index `kp mod n` exact and Neumaier summation.
+fn direct_dft(entries: &[(usize, f64)], k: usize, n: usize, tw: &[Complex<f64>]) -> Complex<f64> {
+    let (mut sr, mut cr, mut si, mut ci) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    let add = |s: &mut f64, c: &mut f64, x: f64| {
+        let t = *s + x;
+        if s.abs() >= x.abs() {
+            *c += (*s - t) + x;
+        } else {
+            *c += (x - t) + *s;
+        }
+        *s = t;
+    };
+    let (k64, n64) = (k as u64, n as u64);
+    for &(p, v) in entries {
+        let r = ((k64 * p as u64) % n64) as usize;
+        let z = tw[r];
+        add(&mut sr, &mut cr, v * z.re);
+        add(&mut si, &mut ci, v * z.im);
+    }
+    Complex::new(sr + cr, si + ci)
+}
+
+/// Tail target of the window, as a natural logarithm of tilted mass.
+const LN_ALIAS: f64 = -50.0;
+
+impl TiltedSum {
+    /// Composes `factors` tilted by `lambda` on a window that holds all but `e^{−50}` of
+    /// the tilted mass on each side; errors when the window needs more than `max_len` bins.
+    pub fn new(factors: &[Factor], lambda: f64, max_len: usize) -> Result<Self> {
+        Self::with_abs_tail(factors, lambda, max_len, f64::INFINITY)
+    }
+
+    /// As [`Self::new`], with the window also extended upwards until the *untilted* mass
+    /// above it is at most `e^{ln_abs_hi}` (for a composition that is turned into a
+    /// lattice, whose mass above the window goes to `+∞`).
+    pub fn with_abs_tail(
+        factors: &[Factor],
+        lambda: f64,
+        max_len: usize,
+        ln_abs_hi: f64,
+    ) -> Result<Self> {
+        let d = factors[0].law.step;
+        let (base, mean, var) = total_cgf(factors, lambda);
+        let base0 = total_cgf(factors, 0.0).0;
+        let sd = var.sqrt().max(d);
+        // Window ends by Chernoff bounds (search outward from mean ± 4 sd).
+        let find = |upper: bool| -> f64 {
+            let sgn = if upper { 1.0 } else { -1.0 };
+            let mut z = 4.0;
+            while ln_chernoff(factors, lambda, base, mean + sgn * z * sd, upper) > LN_ALIAS
+                && z < 1e6
+            {
+                z *= 1.5;
+            }
+            mean + sgn * z * sd
+        };
+        let (mut l, mut h) = (find(false), find(true));
+        if ln_abs_hi.is_finite() {
+            // The untilted mass below the window is moved up to its lowest bin: keep its
+            // tilted weight e^{λl − K}·P(S ≤ l) as small as the tilted tails.
+            let mut z = 1.0;
+            while ln_chernoff(factors, 0.0, base0, l, false) + lambda * l - base > LN_ALIAS
+                && z < 1e6
+            {
+                l -= z * sd;
+                z *= 1.5;
+            }
+            let mut z = 1.0;
+            while ln_chernoff(factors, 0.0, base0, h, true) > ln_abs_hi && z < 1e6 {
+                h += z * sd;
+                z *= 1.5;
+            }
+        }
+        let w_lo = (l / d).floor() as i64 - 1;
+        let span = ((h - l) / d).ceil() as usize + 3;
+        let n = crate::pld::fft_len_pub(span);
+        if n > max_len {
+            return Err(out_of_range(
+                "FFT window (bins)",
+                n as f64,
+                "at most the bin budget (2^24 by default): raise the accuracy or the budget",
+            ));
+        }
+        let tail_lo = ln_chernoff(factors, lambda, base, w_lo as f64 * d, false).exp();
+        let top = (w_lo + n as i64) as f64 * d;
+        let tail_hi = ln_chernoff(factors, lambda, base, top, true).exp();
+        let ln_abs_above = ln_chernoff(factors, 0.0, base0, top, true);
+
+        let mut planner = FftPlanner::<f64>::new();
+        let fwd = planner.plan_fft_forward(n);
+        let inv = planner.plan_fft_inverse(n);
+        let e_fft = crate::pld::fft_eta(n);
+        let mut acc = vec![Complex::new(0.0, 0.0); n]; // Σ c (ln|A| + i arg A)
+        let mut lmag = vec![0.0f64; n]; // Σ c ln(|A| + e)
+        let mut ratio = vec![0.0f64; n]; // Σ c e/(|A| + e)
+        let mut powerr = vec![0.0f64; n]; // Σ c 2u(|ln|A|| + |arg A| + 2)
+        let mut buf = vec![Complex::new(0.0, 0.0); n];
+        let mut twiddles: Option<Vec<Complex<f64>>> = None;
+        let mut shift: i128 = 0;
+        let mut ln_margin = 0.0;
+        for f in factors {
+            let (lm, m1, _) = cgf(f.law, lambda);
+            let c_i = (m1 / d).round() as i64;
+            shift += f.count as i128 * c_i as i128;
+            for z in buf.iter_mut() {
+                *z = Complex::new(0.0, 0.0);
+            }
+            let mut l1 = 0.0;
+            let mut entries: Vec<(usize, f64)> = Vec::with_capacity(f.law.ln_pmf.len());
+            for (i, &lp) in f.law.ln_pmf.iter().enumerate() {
+                if lp == f64::NEG_INFINITY {
+                    continue;
+                }
+                let j = f.law.lo + i as i64;
+                let v = (lp + lambda * j as f64 * d - lm).exp();
+                l1 += v;
+                let p = (j - c_i).rem_euclid(n as i64) as usize;
+                buf[p].re += v;
+                entries.push((p, v));
+            }
+            fwd.process(&mut buf);
+            let c = f.count as f64;
+            let e = e_fft * l1;
+            // Where the power is significant and the count amplifies the transform's
+            // error, recompute the transform by a direct sum with exact phase reduction
+            // and compensated summation: error ≤ 6u‖a‖₁ instead of the FFT's η(n)‖a‖₁.
+            let mut exact = vec![false; 0];
+            if f.count >= 2 {
+                let sig: Vec<usize> = (0..n)
+                    .filter(|&k| lmag[k] >= -800.0 && c * (buf[k].norm() + e).ln() > -800.0)
+                    .collect();
+                if !sig.is_empty() && (sig.len() as f64) * (entries.len() as f64) <= 4e7 {
+                    let tw = twiddles.get_or_insert_with(|| twiddle_table(n));
+                    exact = vec![false; n];
+                    for &k in &sig {
+                        buf[k] = direct_dft(&entries, k, n, tw);
+                        exact[k] = true;
+                    }
+                }
+            }
+            let e_dir = 6.0 * U * l1;
+            for (k, z) in buf.iter().enumerate() {
+                let e = if !exact.is_empty() && exact[k] {
+                    e_dir
+                } else {
+                    e
+                };
+                let r = z.norm();
+                let lr_e = c * (r + e).ln();
+                if lmag[k] + lr_e < -800.0 {
+                    // Negligible (later factors have |A| ≤ 1 + e): skip the trig.
+                    lmag[k] += lr_e;
+                    continue;
+                }
+                let lr = r.ln();
+                let th = z.im.atan2(z.re);
+                acc[k] += Complex::new(c * lr, c * th);
+                lmag[k] += lr_e;
+                ratio[k] += c * e / (r + e);
+                powerr[k] += c * 2.0 * U * (lr.abs().min(1e300) + th.abs() + 2.0);
+            }
+            ln_margin += c * 4.0 * U;
+        }
+        // Power, error per frequency, inverse transform.
+        let mut err_sum = 0.0;
+        let mut abs_sum = 0.0;
+        for k in 0..n {
+            if lmag[k] < -800.0 {
+                buf[k] = Complex::new(0.0, 0.0);
+                continue;
+            }
+            let s = acc[k];
+            let mag = s.re.exp();
+            let ph = s.im.rem_euclid(2.0 * std::f64::consts::PI);
+            buf[k] = Complex::new(mag * ph.cos(), mag * ph.sin());
+            abs_sum += mag;
+            err_sum += lmag[k].exp() * ratio[k];
+            if mag > 0.0 {
+                err_sum += mag * (powerr[k] + 8.0 * U);
+            }
+        }
+        drop(acc);
+        drop(lmag);
+        drop(ratio);
+        drop(powerr);
+        inv.process(&mut buf);
+        let nf = n as f64;
+        let err_bin = err_sum / nf + e_fft * abs_sum / nf + 4.0 * U;
+        let mut values = vec![0.0; n];
+        // Window bin J ↔ circular position (J − shift) mod n.
+        for (t, v) in values.iter_mut().enumerate() {
+            let j = w_lo as i128 + t as i128;
+            let p = (j - shift).rem_euclid(n as i128) as usize;
+            *v = buf[p].re / nf;
+        }
+        Ok(Self {
+            step: d,
+            lambda,
+            ln_norm: base,
+            w_lo,
+            values,
+            err_bin,
+            tail_lo,
+            tail_hi,
+            ln_margin,
+            ln_abs_above,
+            mean,
+            sd,
+        })
+    }
+
+    /// The composed law as a lattice of untilted masses on the same step, on the side
+    /// `upper` selects: every bin moved by the round-off bound (up or down), the tilted
+    /// mass above the window (bounded by Chernoff) moved to `+∞` and the untilted mass
+    /// below it (`e^{ln_below}`, a Chernoff bound of the caller's) to the lowest bin on the
+    /// upper side; both dropped on the lower side. `ln_inf` is the composed `+∞` atom.
+    pub(crate) fn to_lattice(&self, upper: bool, ln_inf: f64, ln_below: f64) -> Lattice {
+        let d = self.step;
+        let mut ln_pmf = Vec::with_capacity(self.values.len());
+        for (t, &v) in self.values.iter().enumerate() {
+            let x = (self.w_lo + t as i64) as f64 * d;
+            let m = if upper {
+                v.max(0.0) + self.err_bin
+            } else {
+                v - self.err_bin
+            };
+            let base = self.ln_norm - self.lambda * x;
+            ln_pmf.push(if m > 0.0 {
+                base + m.ln()
+                    + if upper {
+                        self.ln_margin
+                    } else {
+                        -self.ln_margin
+                    }
+            } else {
+                f64::NEG_INFINITY
+            });
+        }
+        let mut ln_inf = ln_inf;
+        if upper {
+            let top = (self.w_lo + self.values.len() as i64) as f64 * d;
+            let via_tilt = self.ln_norm - self.lambda * top + self.tail_hi.ln();
+            ln_inf = log_add(ln_inf, via_tilt.min(self.ln_abs_above));
+            ln_pmf[0] = log_add(ln_pmf[0], ln_below);
+        }
+        Lattice {
+            step: d,
+            lo: self.w_lo,
+            ln_pmf,
+            ln_inf,
+        }
+    }
+
+    /// Loss range covered by the window.
+    pub fn range(&self) -> (f64, f64) {
+        (
+            self.w_lo as f64 * self.step,
+            (self.w_lo + self.values.len() as i64) as f64 * self.step,
+        )
+    }
+
+    /// Bounds on `ln δ_fin(ε)` (finite part only).
+    pub(crate) fn ln_delta(&self, eps: f64) -> LnDelta {
+        let d = self.step;
+        let lam = self.lambda;
+        let j0 = ((eps / d).floor() as i64 + 1 - self.w_lo).max(0) as usize;
+        let (mut t, mut wsum) = (0.0, 0.0);
+        let mut cut = false;
+        for (t_idx, &v) in self.values.iter().enumerate().skip(j0) {
+            let x = (self.w_lo + t_idx as i64) as f64 * d;
+            if x <= eps {
+                continue;
+            }
+            let a = lam * (x - eps);
+            if a > 745.0 {
+                cut = true;
+                break;
+            }
+            let w = (-a).exp() * (-(eps - x).exp_m1());
+            t += v.max(0.0) * w;
+            wsum += w;
+        }
+        // Beyond the cut every weight is below e^{−745}; their total mass is at most 1 + E·n.
+        let beyond = if cut {
+            1e-323 * (1.0 + self.err_bin * self.values.len() as f64)
+        } else {
+            0.0
+        };
+        let below_window = eps < self.w_lo as f64 * d;
+        // ε below the window: the bins under the window and above ε are bounded by tail_lo.
+        let extra_lo = if below_window { self.tail_lo } else { 0.0 };
+        let up = t + self.err_bin * wsum + self.tail_hi + beyond + extra_lo;
+        let lo = t - self.err_bin * wsum - (self.tail_lo + self.tail_hi);
+        let base = self.ln_norm - lam * eps;
+        LnDelta {
+            hi: base + up.ln() + self.ln_margin,
+            lo: if lo > 0.0 {
+                base + lo.ln() - self.ln_margin
+            } else {
+                f64::NEG_INFINITY
+            },
+        }
+    }
+}
+
+/// `ln P(L = ∞)` of the composition, `ln(1 − Π (1 − p_i)^{c_i})`; `upper` selects the
+/// rounding direction of the small-mass branch.
+pub(crate) fn ln_inf_total(factors: &[Factor], upper: bool) -> f64 {
+    let mut s = 0.0; // Σ c ln(1 − p)
+    let mut lsum = f64::NEG_INFINITY; // ln Σ c p
+    for f in factors {
+        if f.law.ln_inf == f64::NEG_INFINITY {
+            continue;
+        }
+        let c = f.count as f64;
+        lsum = log_add(lsum, c.ln() + f.law.ln_inf);
+        s += c * (-f.law.ln_inf.exp()).ln_1p();
+    }
+    if lsum == f64::NEG_INFINITY {
+        return lsum;
+    }
+    if lsum < -30.0 {
+        // 1 − Π(1−p)^c ∈ [x − x²/2, x], x = Σ c p.
+        if upper {
+            lsum
+        } else {
+            lsum + (-0.5 * lsum.exp()).ln_1p()
+        }
+    } else {
+        (-s.exp_m1()).ln() + if upper { 1e-14 } else { -1e-14 }
+    }
+}

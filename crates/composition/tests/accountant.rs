@@ -1,0 +1,463 @@
+//! The tilted accountant against independent computations: k-fold Gaussian (one Gaussian
+//! with μ√k, closed form in log space), k-fold randomized response (the binomial formula
+//! of formulas.md §3.1), heterogeneous Gaussian lists, Laplace against its closed-form
+//! profile and a quadrature of the two-fold composition, and each discretisation against
+//! a direct quadrature of the hockey-stick divergence in output space.
+
+use composition::accountant::{
+    spec, Accountant, BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, Lattice,
+    LossLaw, MechanismSpec,
+};
+use densities::gaussian::ln_gaussian_delta;
+
+/// Least ε ≥ 0 with `ln δ(ε) ≤ ln_target` for a decreasing `ln δ`, by bisection.
+fn invert(ln_delta: impl Fn(f64) -> f64, ln_target: f64, hi: f64) -> f64 {
+    let (mut a, mut b) = (0.0f64, hi);
+    if ln_delta(0.0) <= ln_target {
+        return 0.0;
+    }
+    for _ in 0..300 {
+        let m = 0.5 * (a + b);
+        if m <= a || m >= b {
+            break;
+        }
+        if ln_delta(m) > ln_target {
+            a = m;
+        } else {
+            b = m;
+        }
+    }
+    0.5 * (a + b)
+}
+
+fn check_bracket(what: &str, lower: f64, upper: f64, exact: f64, tol: f64) {
+    assert!(
+        lower <= exact && exact <= upper,
+        "{what}: exact {exact} outside [{lower}, {upper}]"
+    );
+    assert!(
+        upper / exact - 1.0 <= tol,
+        "{what}: upper {upper} vs exact {exact}"
+    );
+    assert!(
+        1.0 - lower / exact <= tol,
+        "{what}: lower {lower} vs exact {exact}"
+    );
+}
+
+fn gaussian(mu: f64, k: u64) -> Accountant {
+    Accountant::new(vec![(Box::new(GaussianLaw::new(mu).unwrap()), k)]).unwrap()
+}
+
+#[test]
+fn k_fold_gaussian_over_a_grid_of_delta_and_k() {
+    let deltas = [1e-2f64, 1e-10, 1e-100, 1e-300];
+    for (k, mu) in [
+        (1u64, 1.0),
+        (10, 0.3),
+        (1_000, 0.5),
+        (100_000, 0.05),
+        (10_000_000, 1.0),
+        (10_000_000_000, 1e-4),
+    ] {
+        let acc = gaussian(mu, k);
+        let m = mu * (k as f64).sqrt();
+        for &d in &deltas {
+            let exact = invert(|e| ln_gaussian_delta(e, m), d.ln(), 1e13);
+            let a = acc.epsilon(d).unwrap();
+            check_bracket(
+                &format!("gaussian mu={mu} k={k} delta={d:e}"),
+                a.lower,
+                a.upper,
+                exact,
+                1e-4,
+            );
+        }
+    }
+}
+
+#[test]
+fn k_fold_randomized_response_over_a_grid_of_delta_and_k() {
+    for (k, e0) in [
+        (1u64, 1.0),
+        (10, 0.5),
+        (1_000, 3.0),
+        (100_000, 0.1),
+        (10_000_000, 0.01),
+        (10_000_000_000, 1e-3),
+    ] {
+        let acc = Accountant::new(vec![(
+            Box::new(DiscreteLaw::randomized_response(e0).unwrap()),
+            k,
+        )])
+        .unwrap();
+        for d in [1e-2f64, 1e-10, 1e-100, 1e-300] {
+            let ln_exact = |eg: f64| composition::dp_ln_delta(k, e0, eg).unwrap();
+            if ln_exact(0.0) <= d.ln() {
+                continue;
+            }
+            // ε(δ) of a lattice law is exact only up to the root search; the profile is
+            // piecewise smooth with kinks at multiples of ε₀.
+            let exact = invert(ln_exact, d.ln(), k as f64 * e0);
+            let a = acc.epsilon(d).unwrap();
+            check_bracket(
+                &format!("rr eps0={e0} k={k} delta={d:e}"),
+                a.lower,
+                a.upper,
+                exact,
+                1e-4,
+            );
+        }
+    }
+}
+
+#[test]
+fn delta_of_epsilon_brackets_the_gaussian_profile_in_log_space() {
+    for (mu, k, eps) in [
+        (1.0, 100u64, 30.0),
+        (1.0, 100, 200.0),
+        (0.5, 1_000, 235.3982),
+        (0.1, 1, 1.0),
+    ] {
+        let acc = gaussian(mu, k);
+        let exact = ln_gaussian_delta(eps, mu * (k as f64).sqrt());
+        let a = acc.delta(eps).unwrap();
+        assert!(
+            a.ln_lower <= exact && exact <= a.ln_upper,
+            "mu={mu} k={k} eps={eps}: {exact} outside [{}, {}]",
+            a.ln_lower,
+            a.ln_upper
+        );
+        assert!(
+            a.ln_upper - a.ln_lower <= 2e-3,
+            "width {}",
+            a.ln_upper - a.ln_lower
+        );
+    }
+}
+
+#[test]
+fn heterogeneous_gaussians_compose_to_one_gaussian() {
+    // k1 mechanisms with μ1 and k2 with μ2 are one Gaussian with √(k1 μ1² + k2 μ2²).
+    let parts: Vec<(Box<dyn LossLaw>, u64)> = vec![
+        (Box::new(GaussianLaw::new(0.5).unwrap()), 300),
+        (Box::new(GaussianLaw::new(2.0).unwrap()), 7),
+        (Box::new(GaussianLaw::new(0.05).unwrap()), 100_000),
+    ];
+    let m = (300.0 * 0.25 + 7.0 * 4.0 + 1e5 * 0.0025f64).sqrt();
+    let acc = Accountant::new(parts).unwrap();
+    for d in [1e-6f64, 1e-60] {
+        let exact = invert(|e| ln_gaussian_delta(e, m), d.ln(), 1e9);
+        let a = acc.epsilon(d).unwrap();
+        check_bracket("heterogeneous", a.lower, a.upper, exact, 1e-4);
+    }
+}
+
+/// Laplace profile, Lap(0, b) against Lap(Δ, b), μ = Δ/b: `1 − e^{(ε−μ)/2}` on [0, μ],
+/// 0 above, `1 − e^ε + e^ε δ(−ε)` below 0 (symmetric pair).
+fn laplace_delta(eps: f64, mu: f64) -> f64 {
+    if eps >= mu {
+        0.0
+    } else if eps >= 0.0 {
+        -((eps - mu) / 2.0).exp_m1()
+    } else {
+        -eps.exp_m1() + eps.exp() * laplace_delta(-eps, mu)
+    }
+}
+
+#[test]
+fn laplace_one_and_two_fold_against_closed_form_and_quadrature() {
+    let mu = 0.7;
+    let law = ClippedLaplaceLaw::laplace(mu).unwrap();
+    let one = Accountant::new(vec![(Box::new(law), 1)]).unwrap();
+    for eps in [0.0, 0.1, 0.35, 0.69] {
+        let a = one.delta(eps).unwrap();
+        let exact = laplace_delta(eps, mu);
+        assert!(
+            a.lower <= exact && exact <= a.upper,
+            "k=1 eps={eps}: {exact} vs [{}, {}]",
+            a.lower,
+            a.upper
+        );
+    }
+    // Two-fold: δ₂(ε) = E[δ₁(ε − L)] with L the one-fold loss (atoms ±μ and density
+    // e^{(ℓ−μ)/2}/4 on (−μ, μ)), by composite Simpson on 20000 panels (δ₁ is smooth
+    // between its kinks; the error is far below the bracket's width).
+    let two = Accountant::new(vec![(Box::new(law), 2)]).unwrap();
+    for eps in [0.05, 0.4, 0.9, 1.3] {
+        let mut exact =
+            0.5 * laplace_delta(eps - mu, mu) + 0.5 * (-mu).exp() * laplace_delta(eps + mu, mu);
+        let n = 20_000;
+        let h = 2.0 * mu / n as f64;
+        let f = |l: f64| ((l - mu) / 2.0).exp() / 4.0 * laplace_delta(eps - l, mu);
+        let mut s = f(-mu) + f(mu);
+        for i in 1..n {
+            s += f(-mu + i as f64 * h) * if i % 2 == 1 { 4.0 } else { 2.0 };
+        }
+        exact += s * h / 3.0;
+        let a = two.delta(eps).unwrap();
+        assert!(
+            a.lower <= exact * (1.0 + 1e-9) && exact <= a.upper * (1.0 + 1e-9),
+            "k=2 eps={eps}: {exact} vs [{}, {}]",
+            a.lower,
+            a.upper
+        );
+        assert!(a.upper / a.lower - 1.0 < 2e-3);
+    }
+}
+
+#[test]
+fn laplace_many_fold_agrees_with_the_old_fine_grid_accountant() {
+    // An independent implementation (composition::pld: rounding up/down on a fixed grid)
+    // gives a certified bracket too; the two brackets must overlap, and ours is narrower.
+    use composition::pld::{Bound, PldBracket, PldConfig};
+    let (mu, k, d) = (1.0 / 7.0710678118654755 * 1.0, 1_000u64, 1e-6);
+    let cfg = PldConfig::new(2e-5, Bound::Upper).unwrap();
+    let old = PldBracket::from_model(&composition::pld::LaplaceLoss::new(mu).unwrap(), &cfg)
+        .unwrap()
+        .self_compose(k)
+        .unwrap()
+        .epsilon(d)
+        .unwrap();
+    let a = Accountant::new(vec![(Box::new(ClippedLaplaceLaw::laplace(mu).unwrap()), k)])
+        .unwrap()
+        .epsilon(d)
+        .unwrap();
+    assert!(
+        a.lower <= old.hi && old.lo <= a.upper,
+        "ours [{}, {}] old [{}, {}]",
+        a.lower,
+        a.upper,
+        old.lo,
+        old.hi
+    );
+    assert!(a.upper - a.lower < old.hi - old.lo);
+    assert!((a.upper - a.lower) / a.upper <= 1e-4);
+}
+
+/// `ln δ(ε)` of a single lattice law, directly.
+fn lattice_ln_delta(l: &Lattice, eps: f64) -> f64 {
+    let mut acc = l.ln_inf;
+    for (i, &lp) in l.ln_pmf.iter().enumerate() {
+        let x = l.loss(i);
+        if x > eps && lp > f64::NEG_INFINITY {
+            let t = lp + (-(eps - x).exp_m1()).ln();
+            acc = if acc == f64::NEG_INFINITY {
+                t
+            } else {
+                acc.max(t) + (-(acc - t).abs()).exp().ln_1p()
+            };
+        }
+    }
+    acc
+}
+
+/// `δ(ε) = ∫ (p − e^ε q)_+ dy` by composite 3-point Gauss–Legendre on `panels` panels
+/// per piece, the pieces split at the given breakpoints (jumps of p or q) and at the
+/// sign changes of `p − e^ε q` (kinks), so that the rule sees smooth pieces only and
+/// never evaluates a jump.
+fn hockey_quadrature(
+    p: &dyn Fn(f64) -> f64,
+    q: &dyn Fn(f64) -> f64,
+    eps: f64,
+    breaks: &[f64],
+    panels: usize,
+) -> f64 {
+    let g = |y: f64| (p(y) - eps.exp() * q(y)).max(0.0);
+    let sign = |y: f64| p(y) - eps.exp() * q(y) > 0.0;
+    let mut pts: Vec<f64> = breaks.to_vec();
+    for w in breaks.windows(2) {
+        let n = 2000;
+        let h = (w[1] - w[0]) / n as f64;
+        for i in 0..n {
+            let (mut a, mut b) = (
+                w[0] + (i as f64 + 1e-9) * h,
+                w[0] + (i as f64 + 1.0 - 1e-9) * h,
+            );
+            if sign(a) != sign(b) {
+                let sa = sign(a);
+                for _ in 0..200 {
+                    let m = 0.5 * (a + b);
+                    if sign(m) == sa {
+                        a = m;
+                    } else {
+                        b = m;
+                    }
+                }
+                pts.push(0.5 * (a + b));
+            }
+        }
+    }
+    pts.sort_by(f64::total_cmp);
+    let r = (0.6f64).sqrt();
+    let mut s = 0.0;
+    for w in pts.windows(2) {
+        let h = (w[1] - w[0]) / panels as f64;
+        for i in 0..panels {
+            let c = w[0] + (i as f64 + 0.5) * h;
+            s += h / 2.0
+                * (5.0 / 9.0 * g(c - r * h / 2.0)
+                    + 8.0 / 9.0 * g(c)
+                    + 5.0 / 9.0 * g(c + r * h / 2.0));
+        }
+    }
+    s
+}
+
+#[test]
+fn each_discretisation_stays_on_its_side_of_the_exact_profile() {
+    // Gaussian: exact profile in closed form.
+    for mu in [0.01, 1.0, 50.0] {
+        let law = GaussianLaw::new(mu).unwrap();
+        for step in [mu / 8.0, mu / 40.0] {
+            let up = Lattice::pessimistic(&law, step, -800.0, 1 << 22).unwrap();
+            let lo = Lattice::optimistic(&law, step, -800.0, 1 << 22).unwrap();
+            for z in [-3.0, -1.0, 0.0, 0.5, 2.0, 5.0, 20.0, 35.0] {
+                let eps = 0.5 * mu * mu + z * mu;
+                let exact = ln_gaussian_delta(eps, mu);
+                // At grid points connect-the-dots is exact: allow the reference's own
+                // rounding (1e-12 in ln δ).
+                assert!(
+                    lattice_ln_delta(&up, eps) >= exact - 1e-12,
+                    "upper mu={mu} step={step} eps={eps}"
+                );
+                assert!(
+                    lattice_ln_delta(&lo, eps) <= exact + 1e-12,
+                    "lower mu={mu} step={step} eps={eps}"
+                );
+            }
+        }
+    }
+    // Laplace and the truncated Laplacian: quadrature of the output densities.
+    let tl = densities::truncated_laplace::TruncatedLaplace::new(1.0, 1e-3, 1.0).unwrap();
+    let (lam, a) = (tl.lambda, tl.a);
+    let norm = 2.0 * lam * (1.0 - (-tl.h).exp());
+    let p_tl = move |y: f64| {
+        if y.abs() <= a {
+            (-y.abs() / lam).exp() / norm
+        } else {
+            0.0
+        }
+    };
+    let q_tl = move |y: f64| p_tl(y - 1.0);
+    let tl_law = ClippedLaplaceLaw::truncated_laplace(1.0, 1e-3, 1.0, 1.0).unwrap();
+    for step in [0.05, 0.01] {
+        let up = Lattice::pessimistic(&tl_law, step, -800.0, 1 << 22).unwrap();
+        let lo = Lattice::optimistic(&tl_law, step, -800.0, 1 << 22).unwrap();
+        for eps in [-0.5, 0.0, 0.3, 0.7, 0.99] {
+            let exact = hockey_quadrature(
+                &p_tl,
+                &q_tl,
+                eps,
+                &[-a, 1.0 - a, 0.0, 1.0, a, 1.0 + a],
+                20_000,
+            );
+            assert!(
+                lattice_ln_delta(&up, eps).exp() >= exact * (1.0 - 1e-9),
+                "tl upper eps={eps}"
+            );
+            assert!(
+                lattice_ln_delta(&lo, eps).exp() <= exact * (1.0 + 1e-9),
+                "tl lower eps={eps}"
+            );
+        }
+    }
+    // Bounded noise (power family, α = 2), R = 4, sensitivity 1.
+    let fam = densities::bounded::BoundedFamily::power(2.0).unwrap();
+    let bl = BoundedNoiseLaw::new(fam, 4.0, 1.0).unwrap();
+    let z: f64 = {
+        let n = 200_000;
+        let h = 2.0 / n as f64;
+        (1..n)
+            .map(|i| (-fam.f(-1.0 + i as f64 * h)).exp())
+            .sum::<f64>()
+            * h
+    };
+    let pb = move |y: f64| {
+        if y.abs() < 4.0 {
+            (-fam.f(y / 4.0)).exp() / (4.0 * z)
+        } else {
+            0.0
+        }
+    };
+    let qb = move |y: f64| pb(y - 1.0);
+    for step in [0.05, 0.01] {
+        let up = Lattice::pessimistic(&bl, step, -800.0, 1 << 22).unwrap();
+        let lo = Lattice::optimistic(&bl, step, -800.0, 1 << 22).unwrap();
+        for eps in [0.0, 0.2, 0.5, 1.0, 2.0] {
+            let exact = hockey_quadrature(&pb, &qb, eps, &[-4.0, -3.0, 4.0, 5.0], 200_000);
+            assert!(
+                lattice_ln_delta(&up, eps).exp() >= exact * (1.0 - 1e-7),
+                "bounded upper eps={eps}"
+            );
+            assert!(
+                lattice_ln_delta(&lo, eps).exp() <= exact * (1.0 + 1e-7),
+                "bounded lower eps={eps}"
+            );
+        }
+    }
+}
+
+#[test]
+fn gaussian_cell_masses_match_normal_cdf_differences() {
+    let mu = 1.3;
+    let law = GaussianLaw::new(mu).unwrap();
+    let m = 0.5 * mu * mu;
+    for a in [-2.0, -0.3, 0.0, 0.77, 2.5] {
+        let b = a + 0.02;
+        let (lp, lm) = law.cell(a, b);
+        let p = densities::normal::cdf((b - m) / mu) - densities::normal::cdf((a - m) / mu);
+        // m(I) = P(I) − e^a Q(I), Q-law N(−m, μ²).
+        let q = densities::normal::cdf((b + m) / mu) - densities::normal::cdf((a + m) / mu);
+        let mm = p - a.exp() * q;
+        assert!((lp.exp() / p - 1.0).abs() < 1e-12, "P at a={a}");
+        assert!((lm.exp() / mm - 1.0).abs() < 1e-9, "m at a={a}");
+    }
+}
+
+#[test]
+fn truncated_laplace_composition_refuses_delta_below_its_infinite_atom() {
+    let s: MechanismSpec = "truncated-laplace:epsilon=1,delta=1e-6,count=100"
+        .parse()
+        .unwrap();
+    let acc = spec::accountant(&[s]).unwrap();
+    let err = acc.epsilon(1e-5).unwrap_err().to_string();
+    assert!(err.contains("unreachable"), "{err}");
+    // Above the atom it answers: 100 mechanisms, each (1, 1e-6)-DP, at δ = 1e-3.
+    let a = acc.epsilon(1e-3).unwrap();
+    assert!(a.upper <= 100.0 && a.lower > 0.0);
+}
+
+#[test]
+fn spec_language_parses_and_refuses_in_one_line() {
+    let ok = [
+        "gaussian:sigma=2",
+        "laplace:scale=0.5,sensitivity=2,count=1e4",
+        "rr:epsilon=1",
+        "truncated-laplace:epsilon=1,delta=1e-6",
+        "bounded:family=power,alpha=2,radius=10",
+        "bounded:family=exp,radius=10,count=100",
+    ];
+    for s in ok {
+        assert!(s.parse::<MechanismSpec>().is_ok(), "{s}");
+    }
+    let bad = [
+        ("gauss:sigma=1", "unknown mechanism kind"),
+        ("gaussian:sigma=0", "sigma"),
+        ("gaussian", "missing key 'sigma'"),
+        ("gaussian:sigma=1,scale=2", "unknown key 'scale'"),
+        ("gaussian:sigma=1,count=1.5", "count"),
+        ("gaussian:sigma=1,count=2e10", "count"),
+        ("gaussian:sigma=1e-300", "sensitivity/sigma"),
+        ("rr:epsilon=800", "epsilon"),
+        ("truncated-laplace:epsilon=1,delta=1", "delta"),
+        ("bounded:family=power,radius=1", "alpha"),
+        ("bounded:family=cubic,radius=1", "family"),
+        ("laplace:scale=nan", "not a finite number"),
+        ("laplace:scale", "not key=value"),
+    ];
+    for (s, want) in bad {
+        let e = s.parse::<MechanismSpec>().unwrap_err().0;
+        assert!(e.contains(want) && !e.contains('\n'), "{s}: {e}");
+    }
+}

@@ -357,11 +357,7 @@ fn compose(factors: &[Factor], lam: f64, max_bins: usize, upper: bool) -> Result
         .zip(&vars)
         .map(|(f, v)| f.count as f64 * v)
         .sum();
-    let direct = std::env::var("DPW_DIRECT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(DIRECT_BINS);
-    if 21.0 * var_s.sqrt() / d <= direct {
+    if 21.0 * var_s.sqrt() / d <= DIRECT_BINS {
         let sum = TiltedSum::new(factors, lam, max_bins)?;
         return Ok(Composed {
             sum,

@@ -1,5 +1,7 @@
-//! Command-line interface: `dpw run`, `dpw check`, `dpw list`.
+//! Command-line interface: `dpw run`, `dpw check`, `dpw list`, `dpw calibrate`,
+//! `dpw account`.
 
+use crate::account::{self, AccountRequest};
 use crate::calibrate::{calibrate, render, Format, Request};
 use crate::check::compare;
 use crate::error::DpwError;
@@ -41,6 +43,30 @@ pub enum Command {
     },
     /// Print the catalog of figures (id, paper, paper figure, title).
     List,
+    /// The privacy-loss accountant: a certified bracket of ε(δ) (with --delta) or δ(ε)
+    /// (with --epsilon) for a composition of mechanisms.
+    ///
+    /// SPEC = KIND:key=value[,key=value...]: gaussian:sigma=S, laplace:scale=B,
+    /// rr:epsilon=E, truncated-laplace:epsilon=E,delta=D,
+    /// bounded:family=power,alpha=A,radius=R (or family=exp); every kind also takes
+    /// sensitivity=S (default 1) and count=K (default 1, up to 1e10).
+    Account {
+        /// A mechanism (repeat the flag to compose several).
+        #[arg(long = "mechanism", value_name = "SPEC")]
+        mechanisms: Vec<String>,
+        /// Report ε at this δ in (0, 1).
+        #[arg(long, value_name = "D", allow_negative_numbers = true)]
+        delta: Option<f64>,
+        /// Report δ at this ε ≥ 0.
+        #[arg(long, value_name = "E", allow_negative_numbers = true)]
+        epsilon: Option<f64>,
+        /// Relative width of the bracket to reach (default 1e-4 for ε, 1e-3 for δ).
+        #[arg(long, value_name = "REL", allow_negative_numbers = true)]
+        accuracy: Option<f64>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
     /// Calibrate every mechanism to (ε, δ) for k queries of sensitivity Δ: noise scale,
     /// E|X|, E X² and the max-of-k error at confidence 1 − β.
     Calibrate {
@@ -127,6 +153,35 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
                         .unwrap_or_default(),
                 })?;
             print!("{}", render(&req, &calibrate(&req), format));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Account {
+            mechanisms,
+            delta,
+            epsilon,
+            accuracy,
+            format,
+        } => {
+            let req = AccountRequest::new(&mechanisms, delta, epsilon, accuracy).map_err(
+                |(key, message)| DpwError::Input {
+                    file: "account".into(),
+                    key,
+                    message,
+                },
+            )?;
+            let result = req.run().map_err(|message| DpwError::Input {
+                file: "account".into(),
+                key: "composition".into(),
+                message,
+            })?;
+            print!(
+                "{}",
+                match format {
+                    Format::Table => account::render_table(&req, &result),
+                    Format::Csv => account::render_csv(&req, &result),
+                    Format::Json => account::render_json(&req, &result),
+                }
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::List => {

@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+pub mod account;
 pub mod calibrate;
 pub mod check;
 pub mod cli;

@@ -704,3 +704,117 @@ fn every_checked_in_manifest_refuses_bad_parameter_values() {
     }
     assert!(checked >= 15, "only {checked} bad values tried");
 }
+
+#[test]
+fn account_csv_has_the_contract_header_and_one_row_inside_the_exact_bracket() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dpw(
+        dir.path(),
+        &[
+            "account",
+            "--mechanism",
+            "gaussian:sigma=2,count=1000",
+            "--delta",
+            "1e-12",
+            "--format",
+            "csv",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0], "quantity,lower,estimate,upper,seconds");
+    let f: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!(f[0], "epsilon");
+    let v: Vec<f64> = f[1..].iter().map(|s| s.parse().unwrap()).collect();
+    // One Gaussian with μ = √1000/2: exact ε = 235.3982 (accountant.md).
+    let exact = 235.3982;
+    assert!(
+        v[0] <= exact && exact <= v[2] && v[0] <= v[1] && v[1] <= v[2],
+        "{v:?}"
+    );
+    assert!(v[2] / v[0] - 1.0 <= 1e-4 && v[3] >= 0.0);
+}
+
+#[test]
+fn account_composes_heterogeneous_lists_and_reports_delta_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dpw(
+        dir.path(),
+        &[
+            "account",
+            "--mechanism",
+            "gaussian:sigma=4,count=100",
+            "--mechanism",
+            "gaussian:sigma=2,sensitivity=0.5,count=300",
+            "--epsilon",
+            "5",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["quantity"], "delta");
+    // 100·(1/4)² + 300·(1/4)² = 25: one Gaussian with μ = 5.
+    let exact = densities::gaussian::gaussian_delta(5.0, 5.0);
+    let (lo, hi) = (v["lower"].as_f64().unwrap(), v["upper"].as_f64().unwrap());
+    assert!(lo <= exact && exact <= hi, "{lo} {exact} {hi}");
+    assert_eq!(v["request"]["mechanisms"].as_array().unwrap().len(), 2);
+    assert_eq!(v["request"]["mechanisms"][1]["count"], 300);
+    assert_eq!(v["request"]["epsilon"], 5.0);
+}
+
+#[test]
+fn account_refuses_bad_specs_and_questions_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--mechanism", "gauss:sigma=1", "--delta", "1e-6"],
+            "unknown mechanism kind",
+        ),
+        (
+            &["--mechanism", "gaussian:sigma=-1", "--delta", "1e-6"],
+            "sigma",
+        ),
+        (&["--mechanism", "gaussian:sigma=1"], "--delta/--epsilon"),
+        (
+            &[
+                "--mechanism",
+                "gaussian:sigma=1",
+                "--delta",
+                "1e-6",
+                "--epsilon",
+                "1",
+            ],
+            "--delta/--epsilon",
+        ),
+        (
+            &["--mechanism", "gaussian:sigma=1", "--delta", "2"],
+            "--delta",
+        ),
+        (
+            &[
+                "--mechanism",
+                "truncated-laplace:epsilon=1,delta=1e-6,count=10",
+                "--delta",
+                "1e-7",
+            ],
+            "unreachable",
+        ),
+    ];
+    for (args, want) in cases {
+        let mut a = vec!["account"];
+        a.extend_from_slice(args);
+        let out = dpw(dir.path(), &a);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains(want) && err.starts_with("error: account"),
+            "{args:?}: {err}"
+        );
+        assert!(stdout(&out).is_empty());
+    }
+}

@@ -34,7 +34,7 @@ pub use lattice::Lattice;
 pub use law::{
     BoundedNoiseLaw, ClippedLaplaceLaw, ContinuousRange, DiscreteLaw, GaussianLaw, LossLaw,
 };
-pub use spec::{MechanismSpec, SpecError};
+pub use spec::{MechanismKind, MechanismSpec, SpecError};
 pub use tilted::{Factor, TiltedSum};
 
 use crate::error::{out_of_range, CompositionError, Result};
@@ -166,12 +166,14 @@ impl Accountant {
         step
     }
 
-    fn ln_tail(&self) -> f64 {
-        -760.0 - self.total_count().ln() - 5.0
+    /// Truncation target of each law's tails: their total over the composition stays
+    /// below `e^{−765}` and 1e-5 of the δ in question (`ln_delta`, when known).
+    fn ln_tail(&self, ln_delta: f64) -> f64 {
+        let ln_k = self.total_count().ln();
+        (-765.0 - ln_k).min(ln_delta - ln_k - 12.0)
     }
 
-    fn lattices(&self, d: f64, upper: bool) -> Result<Vec<Lattice>> {
-        let t = self.ln_tail();
+    fn lattices(&self, d: f64, upper: bool, t: f64) -> Result<Vec<Lattice>> {
         self.parts
             .iter()
             .map(|(law, _)| {
@@ -199,8 +201,10 @@ impl Accountant {
         let acc = self.accuracy.unwrap_or(1e-3);
         let mut d = self.initial_step(acc);
         let mut last: Option<Answer> = None;
+        let mut tail = self.ln_tail(0.0);
+        let ln_k = self.total_count().ln();
         for _ in 0..12 {
-            let r = self.ln_delta_at_step(eps, d);
+            let r = self.delta_step(eps, d, tail);
             let (lo, hi) = match r {
                 Ok(v) => v,
                 Err(e) => match last {
@@ -208,6 +212,16 @@ impl Accountant {
                     None => return Err(e),
                 },
             };
+            // The truncated tails (charged to δ) must stay far below δ itself.
+            if hi - (tail + ln_k) < 12.0 && tail > -1e6 {
+                let guess = if lo.is_finite() {
+                    lo
+                } else {
+                    tail + ln_k - 200.0
+                };
+                tail = self.ln_tail(guess);
+                continue;
+            }
             let hi = hi.min(0.0);
             let lo = lo.min(hi);
             let width = -(lo - hi).exp_m1();
@@ -251,7 +265,7 @@ impl Accountant {
         let mut last: Option<Answer> = None;
         for _ in 0..12 {
             let r = self
-                .epsilon_at_step(ln_delta, d)
+                .eps_step(ln_delta, d, self.ln_tail(ln_delta))
                 .map(|(lo, hi)| (lo.min(hi), hi));
             let (lo, hi) = match r {
                 Ok(v) => v,
@@ -295,10 +309,14 @@ impl Accountant {
     /// `(lower, upper)` bracket of `ε(δ)` (δ given as `ln δ`) on a fixed grid step, without
     /// refinement: for tests and studies of the discretisation.
     pub fn epsilon_at_step(&self, ln_delta: f64, step: f64) -> Result<(f64, f64)> {
+        self.eps_step(ln_delta, step, self.ln_tail(ln_delta))
+    }
+
+    fn eps_step(&self, ln_delta: f64, step: f64, tail: f64) -> Result<(f64, f64)> {
         // The two sides are independent: one thread each.
         let side = |upper: bool| -> Result<f64> {
-            let lats = self.lattices(step, upper)?;
-            eps_at(&self.factors(&lats), ln_delta, upper, self.max_bins)
+            let lats = self.lattices(step, upper, tail)?;
+            eps_at(&self.factors(&lats), ln_delta, upper, self.max_bins, tail)
         };
         let (lo, hi) = std::thread::scope(|s| {
             let h = s.spawn(|| side(false));
@@ -310,9 +328,13 @@ impl Accountant {
 
     /// `(ln lower, ln upper)` bracket of `δ(ε)` on a fixed grid step, without refinement.
     pub fn ln_delta_at_step(&self, eps: f64, step: f64) -> Result<(f64, f64)> {
+        self.delta_step(eps, step, self.ln_tail(0.0))
+    }
+
+    fn delta_step(&self, eps: f64, step: f64, tail: f64) -> Result<(f64, f64)> {
         let side = |upper: bool| -> Result<f64> {
-            let lats = self.lattices(step, upper)?;
-            ln_delta_at(&self.factors(&lats), eps, upper, self.max_bins)
+            let lats = self.lattices(step, upper, tail)?;
+            ln_delta_at(&self.factors(&lats), eps, upper, self.max_bins, tail)
         };
         let (lo, hi) = std::thread::scope(|s| {
             let h = s.spawn(|| side(false));
@@ -349,7 +371,13 @@ impl Composed {
 /// composition are composed. The coarse step keeps every stage resolved 1.5× finer, in
 /// units of its standard deviation, than the first discretisation resolves one loss
 /// (and by at least 100 bins).
-fn compose(factors: &[Factor], lam: f64, max_bins: usize, upper: bool) -> Result<Composed> {
+fn compose(
+    factors: &[Factor],
+    lam: f64,
+    max_bins: usize,
+    upper: bool,
+    ln_tail: f64,
+) -> Result<Composed> {
     let d = factors[0].law.step;
     let vars: Vec<f64> = factors.iter().map(|f| tilted::cgf(f.law, lam).2).collect();
     let var_s: f64 = factors
@@ -371,7 +399,9 @@ fn compose(factors: &[Factor], lam: f64, max_bins: usize, upper: bool) -> Result
         .map(|(f, v)| {
             let bins_per_sd = v.sqrt().max(d) / d;
             let r = STAGE_BINS as f64 / (24.0 * bins_per_sd);
-            ((r * r).floor() as u64).clamp(1, f.count)
+            let m_max = ((r * r).floor() as u64).clamp(1, f.count);
+            // Even stages: q = ⌈c/m_max⌉ copies of ⌊c/q⌋, so the remainder (< q) is small.
+            f.count / f.count.div_ceil(m_max)
         })
         .collect();
     // Coarse step: every staged law keeps max(1.5·(its first resolution), 100) bins per
@@ -397,8 +427,8 @@ fn compose(factors: &[Factor], lam: f64, max_bins: usize, upper: bool) -> Result
         let f = [Factor { law, count: m }];
         let (base0, _, _) = tilted::total_cgf(&f, 0.0);
         // The mass above the stage's window goes to +∞, where q copies charge it to δ
-        // directly: keep it below e^{−760}/q in absolute terms.
-        let s = TiltedSum::with_abs_tail(&f, lam, 4 * STAGE_BINS, -770.0 - (q as f64).ln())?;
+        // directly: keep it below the laws' own truncation target over q copies.
+        let s = TiltedSum::with_abs_tail(&f, lam, 4 * STAGE_BINS, ln_tail - (q as f64).ln())?;
         let (wl, _) = s.range();
         let ln_below = tilted::ln_chernoff(&f, 0.0, base0, wl, false);
         let lat = s.to_lattice(upper, tilted::ln_inf_total(&f, upper), ln_below);
@@ -439,12 +469,13 @@ pub(crate) fn ln_delta_at(
     eps: f64,
     upper: bool,
     max_bins: usize,
+    ln_tail: f64,
 ) -> Result<f64> {
     let ln_inf = tilted::ln_inf_total(factors, upper);
     let Some(lam) = tilted::saddle(factors, eps) else {
         return Ok(ln_inf);
     };
-    Ok(compose(factors, lam, max_bins, upper)?.ln_delta(eps, upper))
+    Ok(compose(factors, lam, max_bins, upper, ln_tail)?.ln_delta(eps, upper))
 }
 
 /// Least ε ≥ 0 with `ln δ_upper(ε) ≤ ln_target` (upper) or largest ε with
@@ -454,6 +485,7 @@ pub(crate) fn eps_at(
     ln_target: f64,
     upper: bool,
     max_bins: usize,
+    ln_tail: f64,
 ) -> Result<f64> {
     let ln_inf = tilted::ln_inf_total(factors, upper);
     if ln_inf >= ln_target {
@@ -514,7 +546,7 @@ pub(crate) fn eps_at(
             Some(l) => l,
             None => break,
         };
-        let comp = compose(factors, lam, max_bins, upper)?;
+        let comp = compose(factors, lam, max_bins, upper, ln_tail)?;
         let sum = &comp.sum;
         let (wl, wh) = sum.range();
         let (lo_lim, hi_lim) = (wl.max(0.0), wh.min(top));

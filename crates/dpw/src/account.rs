@@ -1,0 +1,294 @@
+//! `dpw account`: the command-line face of the tilted privacy-loss accountant
+//! ([`composition::accountant`]): a certified bracket of ε(δ) or δ(ε) for any list of
+//! mechanisms in the SPEC language ([`composition::accountant::MechanismSpec`]).
+
+use composition::accountant::{spec::accountant, Answer, MechanismKind, MechanismSpec};
+use serde::Serialize;
+use std::time::Instant;
+
+/// What is asked: ε at a given δ, or δ at a given ε.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Query {
+    /// Report ε(δ) for this δ ∈ (0, 1).
+    Delta(f64),
+    /// Report δ(ε) for this ε ≥ 0.
+    Epsilon(f64),
+}
+
+/// A validated `dpw account` request.
+#[derive(Debug, Clone)]
+pub struct AccountRequest {
+    /// The mechanisms, composed heterogeneously.
+    pub mechanisms: Vec<MechanismSpec>,
+    /// The question.
+    pub query: Query,
+    /// Requested relative width of the bracket (`None`: the accountant's default).
+    pub accuracy: Option<f64>,
+}
+
+/// The answer: the certified bracket and the time it took.
+#[derive(Debug, Clone, Copy)]
+pub struct AccountResult {
+    /// The bracket.
+    pub answer: Answer,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+impl AccountRequest {
+    /// Validates the flags; errors are one line `key: what is allowed`.
+    pub fn new(
+        specs: &[String],
+        delta: Option<f64>,
+        epsilon: Option<f64>,
+        accuracy: Option<f64>,
+    ) -> Result<Self, (String, String)> {
+        if specs.is_empty() {
+            return Err((
+                "--mechanism".into(),
+                "at least one --mechanism KIND:key=value,... is required".into(),
+            ));
+        }
+        let mut mechanisms = Vec::with_capacity(specs.len());
+        for s in specs {
+            mechanisms.push(
+                s.parse::<MechanismSpec>()
+                    .map_err(|e| ("--mechanism".to_string(), e.0))?,
+            );
+        }
+        let query =
+            match (delta, epsilon) {
+                (Some(d), None) => {
+                    if !(d > 0.0 && d < 1.0) {
+                        return Err(("--delta".into(), format!("must be in (0, 1), got {d}")));
+                    }
+                    Query::Delta(d)
+                }
+                (None, Some(e)) => {
+                    if !(e.is_finite() && (0.0..=1e12).contains(&e)) {
+                        return Err(("--epsilon".into(), format!("must be in [0, 1e12], got {e}")));
+                    }
+                    Query::Epsilon(e)
+                }
+                _ => return Err((
+                    "--delta/--epsilon".into(),
+                    "give exactly one of --delta D (to get epsilon) or --epsilon E (to get delta)"
+                        .into(),
+                )),
+            };
+        if let Some(a) = accuracy {
+            if !(1e-8..=0.5).contains(&a) {
+                return Err((
+                    "--accuracy".into(),
+                    format!("must be in [1e-8, 0.5], got {a}"),
+                ));
+            }
+        }
+        Ok(Self {
+            mechanisms,
+            query,
+            accuracy,
+        })
+    }
+
+    /// Runs the accountant; errors (e.g. an unreachable δ) are one line.
+    pub fn run(&self) -> Result<AccountResult, String> {
+        let start = Instant::now();
+        let mut acc = accountant(&self.mechanisms).map_err(|e| e.0)?;
+        if let Some(a) = self.accuracy {
+            acc = acc.with_accuracy(a).map_err(|e| e.to_string())?;
+        }
+        let answer = match self.query {
+            Query::Delta(d) => acc.epsilon(d),
+            Query::Epsilon(e) => acc.delta(e),
+        }
+        .map_err(|e| match e {
+            composition::CompositionError::Unreachable { target, floor } => format!(
+                "delta = {target:e} is unreachable: the composition has P(L = inf) = {floor:.6e} \
+                 (delta at every epsilon is at least that); ask for a delta above it"
+            ),
+            other => other.to_string(),
+        })?;
+        Ok(AccountResult {
+            answer,
+            seconds: start.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// `epsilon` or `delta`: the quantity reported.
+    pub fn quantity(&self) -> &'static str {
+        match self.query {
+            Query::Delta(_) => "epsilon",
+            Query::Epsilon(_) => "delta",
+        }
+    }
+}
+
+/// A number in shortest round-trip form; a δ below `f64`'s range is written from its
+/// logarithm in scientific notation (`3.2e-400`).
+fn value(v: f64, ln: f64) -> String {
+    if v > 0.0 && v.is_finite() || v == 0.0 && ln == f64::NEG_INFINITY {
+        format!("{v:?}")
+    } else if ln.is_finite() {
+        let l10 = ln / std::f64::consts::LN_10;
+        let e = l10.floor();
+        let m = 10f64.powf(l10 - e);
+        format!("{m:.15}e{e}")
+    } else {
+        format!("{v:?}")
+    }
+}
+
+fn values(req: &AccountRequest, r: &AccountResult) -> [String; 3] {
+    let a = &r.answer;
+    match req.query {
+        Query::Delta(_) => [a.lower, a.estimate, a.upper].map(|v| format!("{v:?}")),
+        Query::Epsilon(_) => [
+            value(a.lower, a.ln_lower),
+            value(a.estimate, 0.5 * (a.ln_lower + a.ln_upper)),
+            value(a.upper, a.ln_upper),
+        ],
+    }
+}
+
+/// CSV: header `quantity,lower,estimate,upper,seconds` and one row.
+pub fn render_csv(req: &AccountRequest, r: &AccountResult) -> String {
+    let [lo, est, hi] = values(req, r);
+    format!(
+        "quantity,lower,estimate,upper,seconds\n{},{lo},{est},{hi},{:?}\n",
+        req.quantity(),
+        r.seconds
+    )
+}
+
+#[derive(Serialize)]
+struct JsonMechanism<'a> {
+    spec: &'a str,
+    kind: &'a str,
+    #[serde(flatten)]
+    params: serde_json::Value,
+    sensitivity: f64,
+    count: u64,
+}
+
+#[derive(Serialize)]
+struct JsonRequest<'a> {
+    mechanisms: Vec<JsonMechanism<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delta: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    epsilon: Option<f64>,
+    accuracy: Option<f64>,
+}
+
+fn params(m: &MechanismSpec) -> serde_json::Value {
+    use serde_json::json;
+    match &m.kind {
+        MechanismKind::Gaussian { sigma } => json!({ "sigma": sigma }),
+        MechanismKind::Laplace { scale } => json!({ "scale": scale }),
+        MechanismKind::RandomizedResponse { epsilon } => json!({ "epsilon": epsilon }),
+        MechanismKind::TruncatedLaplace { epsilon, delta } => {
+            json!({ "epsilon": epsilon, "delta": delta })
+        }
+        MechanismKind::Bounded { family, radius } => match family {
+            densities::bounded::BoundedFamily::Power { alpha } => {
+                json!({ "family": "power", "alpha": alpha, "radius": radius })
+            }
+            densities::bounded::BoundedFamily::Exp => json!({ "family": "exp", "radius": radius }),
+        },
+    }
+}
+
+/// JSON: an object with the CSV's fields (numbers; a δ below `f64`'s range as its
+/// scientific-notation string), `ln_lower`/`ln_upper`, the grid step, whether the
+/// requested accuracy was met, and the parsed request.
+pub fn render_json(req: &AccountRequest, r: &AccountResult) -> String {
+    let [lo, est, hi] = values(req, r);
+    let num = |s: &str| -> serde_json::Value {
+        s.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && (*v != 0.0 || s.trim_start_matches('-').starts_with('0')))
+            .map(serde_json::Value::from)
+            .unwrap_or_else(|| serde_json::Value::String(s.to_string()))
+    };
+    let fin = |v: f64| -> serde_json::Value {
+        if v.is_finite() {
+            v.into()
+        } else {
+            serde_json::Value::Null
+        }
+    };
+    let request = JsonRequest {
+        mechanisms: req
+            .mechanisms
+            .iter()
+            .map(|m| JsonMechanism {
+                spec: &m.text,
+                kind: m.kind_name(),
+                params: params(m),
+                sensitivity: m.sensitivity,
+                count: m.count,
+            })
+            .collect(),
+        delta: match req.query {
+            Query::Delta(d) => Some(d),
+            _ => None,
+        },
+        epsilon: match req.query {
+            Query::Epsilon(e) => Some(e),
+            _ => None,
+        },
+        accuracy: req.accuracy,
+    };
+    let v = serde_json::json!({
+        "quantity": req.quantity(),
+        "lower": num(&lo),
+        "estimate": num(&est),
+        "upper": num(&hi),
+        "seconds": r.seconds,
+        "ln_lower": fin(r.answer.ln_lower),
+        "ln_upper": fin(r.answer.ln_upper),
+        "step": r.answer.step,
+        "accuracy_met": r.answer.accuracy_met,
+        "request": request,
+    });
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// An aligned summary for people.
+pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
+    let [lo, est, hi] = values(req, r);
+    let mut out = String::new();
+    out.push_str("composition of\n");
+    for m in &req.mechanisms {
+        out.push_str(&format!("  {}\n", m.text));
+    }
+    let (given, asked) = match req.query {
+        Query::Delta(d) => (format!("delta = {d:e}"), "epsilon"),
+        Query::Epsilon(e) => (format!("epsilon = {e}"), "delta"),
+    };
+    out.push_str(&format!("at {given}, certified {asked}:\n"));
+    out.push_str(&format!(
+        "  lower     {lo}\n  estimate  {est}\n  upper     {hi}\n"
+    ));
+    let a = &r.answer;
+    let width = match req.query {
+        Query::Delta(_) if a.upper > 0.0 => (a.upper - a.lower) / a.upper,
+        Query::Epsilon(_) => -(a.ln_lower - a.ln_upper).exp_m1(),
+        _ => 0.0,
+    };
+    out.push_str(&format!(
+        "  relative width {width:.2e}{}; grid step {:.3e}; {:.3} s\n",
+        if a.accuracy_met {
+            ""
+        } else {
+            " (the requested accuracy was not reached within the bin budget: the bracket is still certified)"
+        },
+        a.step,
+        r.seconds
+    ));
+    out
+}

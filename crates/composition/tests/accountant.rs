@@ -461,3 +461,66 @@ fn spec_language_parses_and_refuses_in_one_line() {
         assert!(e.contains(want) && !e.contains('\n'), "{s}: {e}");
     }
 }
+
+#[test]
+fn least_radius_bracket_contains_the_old_estimate_and_the_one_query_quadrature() {
+    use composition::accountant::least_radius_bracket;
+    use composition::pld::{exact_calibration, RadiusSettings};
+    let fam = densities::bounded::BoundedFamily::power(2.0).unwrap();
+    // k = 1e4: the fixed-grid estimate of composition::pld (another discretisation and
+    // composition), within its own error of 3e-4 (fig19's err column).
+    let (k, eps, delta) = (10_000u64, 0.1, 1e-10);
+    let b = least_radius_bracket(fam, k, eps, delta, 21000.0, 1e-4).unwrap();
+    let ln_pdf = move |x: f64| -fam.f(x);
+    let cal = exact_calibration(
+        &ln_pdf,
+        (-1.0, 1.0),
+        k,
+        eps,
+        delta,
+        21000.0,
+        &RadiusSettings::default(),
+        false,
+    )
+    .unwrap();
+    let (old, err) = (cal.estimate.radius, cal.estimate_error.max(1e-4));
+    assert!(
+        b.lower <= old * (1.0 + err) && old * (1.0 - err) <= b.upper,
+        "{b:?} vs {old} ± {err}"
+    );
+    assert!(b.upper / b.lower - 1.0 < 1e-3, "{b:?}");
+    // k = 1: δ(ε; R) by quadrature of the output densities, bisected on R.
+    let (eps, delta) = (1.0, 1e-6);
+    let b = least_radius_bracket(fam, 1, eps, delta, 80.0, 1e-3).unwrap();
+    let z: f64 = {
+        let n = 200_000;
+        let h = 2.0 / n as f64;
+        (1..n)
+            .map(|i| (-fam.f(-1.0 + i as f64 * h)).exp())
+            .sum::<f64>()
+            * h
+    };
+    let delta_of = |r: f64| {
+        let p = move |y: f64| {
+            if y.abs() < r {
+                (-fam.f(y / r)).exp() / (r * z)
+            } else {
+                0.0
+            }
+        };
+        let q = move |y: f64| p(y - 1.0);
+        hockey_quadrature(&p, &q, eps, &[-r, 1.0 - r, r, 1.0 + r], 20_000)
+    };
+    assert!(
+        delta_of(b.upper) <= delta * (1.0 + 1e-6),
+        "upper R {} leaks {}",
+        b.upper,
+        delta_of(b.upper)
+    );
+    assert!(
+        delta_of(b.lower) >= delta * (1.0 - 1e-6),
+        "lower R {} leaks only {}",
+        b.lower,
+        delta_of(b.lower)
+    );
+}

@@ -431,7 +431,7 @@ pub struct BoundedNoiseLaw {
 }
 
 impl BoundedNoiseLaw {
-    /// Noise `R·X`, `X ∝ e^{−f}` of `family`, for sensitivity `s`; `s/R ∈ [1e-6, 2)`.
+    /// Noise `R·X`, `X ∝ e^{−f}` of `family`, for sensitivity `s`; `s/R ∈ [1e-12, 2)`.
     ///
     /// ```
     /// use composition::accountant::{BoundedNoiseLaw, LossLaw};
@@ -444,8 +444,8 @@ impl BoundedNoiseLaw {
             return Err(out_of_range("radius", radius, "(0, inf)"));
         }
         let r = s / radius;
-        if !(r.is_finite() && (1e-6..2.0).contains(&r)) {
-            return Err(out_of_range("sensitivity/radius", r, "[1e-6, 2)"));
+        if !(r.is_finite() && (1e-12..2.0).contains(&r)) {
+            return Err(out_of_range("sensitivity/radius", r, "[1e-12, 2)"));
         }
         if let BoundedFamily::Power { alpha } = family {
             if !(alpha.is_finite() && alpha > 0.0 && alpha <= 100.0) {
@@ -494,9 +494,29 @@ impl BoundedNoiseLaw {
         Ok(law)
     }
 
-    /// Loss at `x = y/R` (unit noise coordinates).
+    /// Loss `f(x − r) − f(x)` at `x = y/R` (unit noise coordinates, `r = s/R`), through
+    /// the shift exponents of the family (`f(|x| ± r) = f(|x|) e^{a or b}`, computed
+    /// without cancellation) so that shifts down to 1e-15 keep their digits.
     fn loss_x(&self, x: f64) -> f64 {
-        self.family.f(x - self.s / self.radius) - self.family.f(x)
+        let r = self.s / self.radius;
+        if x - r <= -1.0 {
+            return f64::INFINITY;
+        }
+        if x >= 1.0 {
+            return f64::NEG_INFINITY;
+        }
+        let ax = x.abs();
+        if ax + r < 1.0 {
+            let e = self.family.shift_exponents(ax, r);
+            // x ≥ 0: f(x − r) = f(x)e^{b}; x < 0: f(x − r) = f(|x| + r) = f(|x|)e^{a}.
+            let expo = if x >= 0.0 {
+                0.5 * (e.sum - e.diff)
+            } else {
+                0.5 * (e.sum + e.diff)
+            };
+            return self.family.f(ax) * expo.exp_m1();
+        }
+        self.family.f(x - r) - self.family.f(x)
     }
 
     /// `ln ∫_u^v e^{−f(x)} dx` by composite 8-point GL on `n` equal cells.

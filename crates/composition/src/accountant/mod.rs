@@ -27,6 +27,7 @@
 
 pub mod lattice;
 pub mod law;
+pub mod radius;
 pub mod spec;
 pub mod tilted;
 
@@ -34,6 +35,7 @@ pub use lattice::Lattice;
 pub use law::{
     BoundedNoiseLaw, ClippedLaplaceLaw, ContinuousRange, DiscreteLaw, GaussianLaw, LossLaw,
 };
+pub use radius::{least_radius_bracket, RadiusBracket};
 pub use spec::{MechanismKind, MechanismSpec, SpecError};
 pub use tilted::{Factor, TiltedSum};
 
@@ -167,10 +169,9 @@ impl Accountant {
     }
 
     /// Truncation target of each law's tails: their total over the composition stays
-    /// below `e^{−765}` and 1e-5 of the δ in question (`ln_delta`, when known).
+    /// below 1e-5 of the δ in question.
     fn ln_tail(&self, ln_delta: f64) -> f64 {
-        let ln_k = self.total_count().ln();
-        (-765.0 - ln_k).min(ln_delta - ln_k - 12.0)
+        ln_delta - self.total_count().ln() - 12.0
     }
 
     fn lattices(&self, d: f64, upper: bool, t: f64) -> Result<Vec<Lattice>> {
@@ -201,7 +202,8 @@ impl Accountant {
         let acc = self.accuracy.unwrap_or(1e-3);
         let mut d = self.initial_step(acc);
         let mut last: Option<Answer> = None;
-        let mut tail = self.ln_tail(0.0);
+        // δ unknown yet: start below e^{−753} in all, then follow the lower bound.
+        let mut tail = self.ln_tail(-753.0);
         let ln_k = self.total_count().ln();
         for _ in 0..12 {
             let r = self.delta_step(eps, d, tail);
@@ -328,7 +330,7 @@ impl Accountant {
 
     /// `(ln lower, ln upper)` bracket of `δ(ε)` on a fixed grid step, without refinement.
     pub fn ln_delta_at_step(&self, eps: f64, step: f64) -> Result<(f64, f64)> {
-        self.delta_step(eps, step, self.ln_tail(0.0))
+        self.delta_step(eps, step, self.ln_tail(-753.0))
     }
 
     fn delta_step(&self, eps: f64, step: f64, tail: f64) -> Result<(f64, f64)> {
@@ -385,7 +387,9 @@ fn compose(
         .zip(&vars)
         .map(|(f, v)| f.count as f64 * v)
         .sum();
-    if 21.0 * var_s.sqrt() / d <= DIRECT_BINS {
+    // Single uses gain nothing from stages (a heavy-tailed law can have a large variance
+    // on its own grid).
+    if 21.0 * var_s.sqrt() / d <= DIRECT_BINS || factors.iter().all(|f| f.count == 1) {
         let sum = TiltedSum::new(factors, lam, max_bins)?;
         return Ok(Composed {
             sum,
@@ -424,6 +428,16 @@ fn compose(
     let d2 = d * r;
     let mut coarse: Vec<(Lattice, u64)> = Vec::new();
     let mut stage = |law: &Lattice, m: u64, q: u64| -> Result<()> {
+        if m == 1 {
+            // One use: the lattice itself, re-discretised.
+            let lat = if upper {
+                law.coarsen_pessimistic(d2, max_bins)?
+            } else {
+                law.coarsen_optimistic(d2, max_bins)?
+            };
+            coarse.push((lat, q));
+            return Ok(());
+        }
         let f = [Factor { law, count: m }];
         let (base0, _, _) = tilted::total_cgf(&f, 0.0);
         // The mass above the stage's window goes to +∞, where q copies charge it to δ

@@ -302,7 +302,7 @@ impl MechanismSpec {
                 Box::new(BoundedNoiseLaw::new(family, radius, s).map_err(|_| {
                     wrap(
                         "sensitivity/radius",
-                        "[1e-6, 2) (alpha in (0, 100])",
+                        "[1e-12, 2) (alpha in (0, 100])",
                         s / radius,
                     )
                 })?)

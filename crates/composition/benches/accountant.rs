@@ -1,6 +1,7 @@
 //! Every row of the hard-case table of accountant.md through the tilted accountant
 //! (`composition::accountant`): ε(δ) with its certified bracket at the default accuracy
-//! (relative width ≤ 1e-4), discretisation, grid choice and composition included.
+//! (relative width ≤ 1e-4), discretisation, grid choice and composition included; and the
+//! DP-SGD case of issue 14 (subsampled Gaussian, both directions).
 
 use composition::accountant::{spec::accountant, MechanismSpec};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
@@ -31,6 +32,24 @@ fn rows(c: &mut Criterion) {
             })
         });
     }
+    // DP-SGD (issue 14): q = 0.01, σ = 1, T = 1e4, δ = 1e-5 at accuracy 1e-3, both
+    // directions of the subsampled loss.
+    let s: MechanismSpec = "subsampled-gaussian:sigma=1,q=0.01,count=10000"
+        .parse()
+        .unwrap();
+    g.bench_function(
+        "subsampled-gaussian:sigma=1,q=0.01,count=10000 delta=1e-5 acc=1e-3",
+        |b| {
+            b.iter(|| {
+                accountant(std::slice::from_ref(&s))
+                    .unwrap()
+                    .with_accuracy(1e-3)
+                    .unwrap()
+                    .epsilon(black_box(1e-5))
+                    .unwrap()
+            })
+        },
+    );
     g.finish();
 }
 

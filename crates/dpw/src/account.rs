@@ -197,6 +197,8 @@ fn params(m: &MechanismSpec) -> serde_json::Value {
             }
             densities::bounded::BoundedFamily::Exp => json!({ "family": "exp", "radius": radius }),
         },
+        MechanismKind::SubsampledGaussian { sigma, q } => json!({ "sigma": sigma, "q": q }),
+        MechanismKind::SubsampledLaplace { scale, q } => json!({ "scale": scale, "q": q }),
     }
 }
 

@@ -48,8 +48,10 @@ pub enum Command {
     ///
     /// SPEC = KIND:key=value[,key=value...]: gaussian:sigma=S, laplace:scale=B,
     /// rr:epsilon=E, truncated-laplace:epsilon=E,delta=D,
-    /// bounded:family=power,alpha=A,radius=R (or family=exp); every kind also takes
-    /// sensitivity=S (default 1) and count=K (default 1, up to 1e10).
+    /// bounded:family=power,alpha=A,radius=R (or family=exp),
+    /// subsampled-gaussian:sigma=S,q=Q, subsampled-laplace:scale=B,q=Q (Poisson sampling,
+    /// add/remove neighbours, the worse direction); every kind also takes sensitivity=S
+    /// (default 1) and count=K (default 1, up to 1e10).
     Account {
         /// A mechanism (repeat the flag to compose several).
         #[arg(long = "mechanism", value_name = "SPEC")]

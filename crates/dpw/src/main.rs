@@ -6,11 +6,30 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = match dpw::cli::Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) if e.use_stderr() => {
-            // Bad arguments: the first line of clap's message, exit status 2.
+        Err(e) if e.use_stderr() || std::env::args().len() == 1 => {
+            // Bad arguments: clap's message up to its usage section, on one line, exit
+            // status 2 (a missing argument's name is on clap's second line).
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            eprintln!("{}", first.trim());
+            let mut parts: Vec<&str> = Vec::new();
+            for line in text.lines() {
+                let l = line.trim();
+                if l.starts_with("Usage:") || l.starts_with("For more information") {
+                    break;
+                }
+                if !l.is_empty() {
+                    parts.push(l);
+                }
+            }
+            let msg = if std::env::args().len() == 1 {
+                "error: no command given; usage: dpw <run|check|list|calibrate|account> ... \
+                 (dpw --help lists them)"
+                    .to_string()
+            } else if parts.is_empty() {
+                "error: invalid arguments".to_string()
+            } else {
+                parts.join(" ")
+            };
+            eprintln!("{msg}");
             return ExitCode::from(2);
         }
         Err(e) => {

@@ -818,3 +818,20 @@ fn account_refuses_bad_specs_and_questions_in_one_line() {
         assert!(stdout(&out).is_empty());
     }
 }
+
+#[test]
+fn argument_errors_are_one_line_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, want) in [
+        (&["calibrate", "--epsilon", "1"][..], "--delta"),
+        (&["run"][..], "MANIFESTS"),
+        (&[][..], "usage: dpw"),
+        (&["frobnicate"][..], "frobnicate"),
+    ] {
+        let out = dpw(dir.path(), args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}

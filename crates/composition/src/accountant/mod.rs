@@ -29,6 +29,7 @@ pub mod lattice;
 pub mod law;
 pub mod radius;
 pub mod spec;
+pub mod subsampled;
 pub mod tilted;
 
 pub use lattice::Lattice;
@@ -36,7 +37,7 @@ pub use law::{
     BoundedNoiseLaw, ClippedLaplaceLaw, ContinuousRange, DiscreteLaw, GaussianLaw, LossLaw,
 };
 pub use radius::{least_radius_bracket, RadiusBracket};
-pub use spec::{MechanismKind, MechanismSpec, SpecError};
+pub use spec::{Composition, MechanismKind, MechanismSpec, SpecError};
 pub use tilted::{Factor, TiltedSum};
 
 use crate::error::{out_of_range, CompositionError, Result};
@@ -215,7 +216,7 @@ impl Accountant {
                 },
             };
             // The truncated tails (charged to δ) must stay far below δ itself.
-            if hi - (tail + ln_k) < 12.0 && tail > -1e6 {
+            if hi.is_finite() && hi - (tail + ln_k) < 12.0 && tail > -1e6 {
                 let guess = if lo.is_finite() {
                     lo
                 } else {

@@ -8,15 +8,21 @@
 //! | `rr` | `epsilon` | [`DiscreteLaw::randomized_response`] (§3.1) |
 //! | `truncated-laplace` | `epsilon`, `delta` | [`ClippedLaplaceLaw::truncated_laplace`] (§1.3) |
 //! | `bounded` | `family` (`power` with `alpha`, or `exp`), `radius` | [`BoundedNoiseLaw`] (§1.4) |
+//! | `subsampled-gaussian` | `sigma`, `q` | [`SubsampledLaw`], Poisson rate q, both directions |
+//! | `subsampled-laplace` | `scale`, `q` | [`SubsampledLaw`], Poisson rate q, both directions |
 //!
 //! Every kind also takes `sensitivity` (default 1; for `truncated-laplace` the
 //! sensitivity it is calibrated to and applied at) and `count` (default 1, an integer up
 //! to 1e10, `1e4` accepted).
 
 use super::law::{BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, LossLaw};
+use super::subsampled::{Base, Direction, SubsampledLaw};
 use super::MAX_COUNT;
 use densities::bounded::BoundedFamily;
 use std::fmt;
+
+/// The loss law of (P, Q) and, for an asymmetric mechanism, of (Q, P).
+pub type Laws = (Box<dyn LossLaw>, Option<Box<dyn LossLaw>>);
 
 /// A parse or range error of a mechanism SPEC: one line naming the key and what is allowed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +68,20 @@ pub enum MechanismKind {
         /// R > 0.
         radius: f64,
     },
+    /// Gaussian noise of standard deviation `sigma` on a Poisson sample of rate `q`.
+    SubsampledGaussian {
+        /// σ > 0.
+        sigma: f64,
+        /// q ∈ (0, 1].
+        q: f64,
+    },
+    /// Laplace noise of scale `scale` on a Poisson sample of rate `q`.
+    SubsampledLaplace {
+        /// b > 0.
+        scale: f64,
+        /// q ∈ (0, 1].
+        q: f64,
+    },
 }
 
 /// One mechanism of a composition: kind, sensitivity, count.
@@ -84,7 +104,8 @@ pub struct MechanismSpec {
     pub text: String,
 }
 
-const KINDS: &str = "gaussian, laplace, rr, truncated-laplace, bounded";
+const KINDS: &str =
+    "gaussian, laplace, rr, truncated-laplace, bounded, subsampled-gaussian, subsampled-laplace";
 
 fn number(kind: &str, key: &str, v: &str) -> Result<f64, SpecError> {
     v.trim()
@@ -137,6 +158,8 @@ impl std::str::FromStr for MechanismSpec {
             "rr" => &["epsilon"],
             "truncated-laplace" => &["epsilon", "delta"],
             "bounded" => &["family", "alpha", "radius"],
+            "subsampled-gaussian" => &["sigma", "q"],
+            "subsampled-laplace" => &["scale", "q"],
             _ => {
                 return Err(SpecError(format!(
                     "unknown mechanism kind '{kind}' (expected KIND:key=value,...; kinds: {KINDS})"
@@ -183,9 +206,26 @@ impl std::str::FromStr for MechanismSpec {
         let pos = |key: &str| -> Result<f64, SpecError> {
             in_range(kind, key, need(key)?, 0.0, 1e300, true, "(0, 1e300]")
         };
+        let rate = || -> Result<f64, SpecError> {
+            let q = need("q")?;
+            if !(q > 0.0 && q <= 1.0) {
+                return Err(SpecError(format!(
+                    "{kind}: q = {q} is outside the allowed range (0, 1]"
+                )));
+            }
+            Ok(q)
+        };
         let k = match kind {
             "gaussian" => MechanismKind::Gaussian {
                 sigma: pos("sigma")?,
+            },
+            "subsampled-gaussian" => MechanismKind::SubsampledGaussian {
+                sigma: pos("sigma")?,
+                q: rate()?,
+            },
+            "subsampled-laplace" => MechanismKind::SubsampledLaplace {
+                scale: pos("scale")?,
+                q: rate()?,
             },
             "laplace" => MechanismKind::Laplace {
                 scale: pos("scale")?,
@@ -260,14 +300,15 @@ impl std::str::FromStr for MechanismSpec {
             count,
             text,
         };
-        spec.law()?; // range checks that depend on the combination (e.g. sensitivity/σ)
+        spec.laws()?; // range checks that depend on the combination (e.g. sensitivity/σ)
         Ok(spec)
     }
 }
 
 impl MechanismSpec {
-    /// The privacy-loss law of one use of the mechanism.
-    pub fn law(&self) -> Result<Box<dyn LossLaw>, SpecError> {
+    /// The privacy-loss laws of one use of the mechanism: of the pair (P, Q), and of
+    /// (Q, P) when it differs (subsampled mechanisms; the others are symmetric).
+    pub fn laws(&self) -> Result<Laws, SpecError> {
         let kind = self.kind_name();
         let s = self.sensitivity;
         let wrap = |what: &str, range: &str, x: f64| {
@@ -275,7 +316,16 @@ impl MechanismSpec {
                 "{kind}: {what} = {x:e} is outside the supported range {range}"
             ))
         };
-        Ok(match self.kind {
+        let sub = |base: Base, mu: f64, q: f64| -> Result<Laws, SpecError> {
+            let err = |_| wrap("sensitivity/scale", "[1e-6, 1e3]", mu);
+            Ok((
+                Box::new(SubsampledLaw::new(base, mu, q, Direction::Remove).map_err(err)?),
+                Some(Box::new(
+                    SubsampledLaw::new(base, mu, q, Direction::Add).map_err(err)?,
+                )),
+            ))
+        };
+        let one: Box<dyn LossLaw> = match self.kind {
             MechanismKind::Gaussian { sigma } => {
                 let mu = s / sigma;
                 Box::new(
@@ -307,7 +357,14 @@ impl MechanismSpec {
                     )
                 })?)
             }
-        })
+            MechanismKind::SubsampledGaussian { sigma, q } => {
+                return sub(Base::Gaussian, s / sigma, q)
+            }
+            MechanismKind::SubsampledLaplace { scale, q } => {
+                return sub(Base::Laplace, s / scale, q)
+            }
+        };
+        Ok((one, None))
     }
 
     /// The kind's name as written in a SPEC.
@@ -318,15 +375,90 @@ impl MechanismSpec {
             MechanismKind::RandomizedResponse { .. } => "rr",
             MechanismKind::TruncatedLaplace { .. } => "truncated-laplace",
             MechanismKind::Bounded { .. } => "bounded",
+            MechanismKind::SubsampledGaussian { .. } => "subsampled-gaussian",
+            MechanismKind::SubsampledLaplace { .. } => "subsampled-laplace",
         }
     }
 }
 
-/// The accountant of a list of specs.
-pub fn accountant(specs: &[MechanismSpec]) -> Result<super::Accountant, SpecError> {
-    let mut parts = Vec::with_capacity(specs.len());
-    for s in specs {
-        parts.push((s.law()?, s.count));
+/// A composition in both directions of the loss: the pairs (P, Q) and, when some
+/// mechanism is asymmetric, (Q, P); each answer is the larger of the two.
+#[derive(Debug)]
+pub struct Composition {
+    forward: super::Accountant,
+    reverse: Option<super::Accountant>,
+}
+
+impl Composition {
+    /// Sets the requested relative accuracy of both directions.
+    pub fn with_accuracy(mut self, accuracy: f64) -> crate::error::Result<Self> {
+        self.forward = self.forward.with_accuracy(accuracy)?;
+        if let Some(r) = self.reverse.take() {
+            self.reverse = Some(r.with_accuracy(accuracy)?);
+        }
+        Ok(self)
     }
-    super::Accountant::new(parts).map_err(|e| SpecError(e.to_string()))
+
+    /// Certified bracket of ε(δ): the larger over the two directions.
+    pub fn epsilon(&self, delta: f64) -> crate::error::Result<super::Answer> {
+        let a = self.forward.epsilon(delta)?;
+        match &self.reverse {
+            None => Ok(a),
+            Some(r) => Ok(max_answer(a, r.epsilon(delta)?)),
+        }
+    }
+
+    /// Certified bracket of δ(ε): the larger over the two directions.
+    pub fn delta(&self, eps: f64) -> crate::error::Result<super::Answer> {
+        let a = self.forward.delta(eps)?;
+        match &self.reverse {
+            None => Ok(a),
+            Some(r) => Ok(max_answer(a, r.delta(eps)?)),
+        }
+    }
+}
+
+/// The bracket of `max(x, y)` from brackets of x and y.
+fn max_answer(a: super::Answer, b: super::Answer) -> super::Answer {
+    super::Answer {
+        lower: a.lower.max(b.lower),
+        estimate: a.estimate.max(b.estimate),
+        upper: a.upper.max(b.upper),
+        ln_lower: a.ln_lower.max(b.ln_lower),
+        ln_upper: a.ln_upper.max(b.ln_upper),
+        step: a.step.min(b.step),
+        accuracy_met: a.accuracy_met && b.accuracy_met,
+    }
+}
+
+/// The composition of a list of specs (both directions when needed).
+pub fn accountant(specs: &[MechanismSpec]) -> Result<Composition, SpecError> {
+    let mut fwd = Vec::with_capacity(specs.len());
+    let mut rev = Vec::with_capacity(specs.len());
+    let mut asym = false;
+    for s in specs {
+        let (a, b) = s.laws()?;
+        match b {
+            Some(b) => {
+                asym = true;
+                fwd.push((a, s.count));
+                rev.push((b, s.count));
+            }
+            None => {
+                // Symmetric: the same law in both directions.
+                let again = s.laws()?.0;
+                fwd.push((a, s.count));
+                rev.push((again, s.count));
+            }
+        }
+    }
+    let err = |e: crate::error::CompositionError| SpecError(e.to_string());
+    Ok(Composition {
+        forward: super::Accountant::new(fwd).map_err(err)?,
+        reverse: if asym {
+            Some(super::Accountant::new(rev).map_err(err)?)
+        } else {
+            None
+        },
+    })
 }

@@ -1,0 +1,333 @@
+//! Poisson-subsampled Gaussian and Laplace mechanisms (DP-SGD accounting; formulas.md §0
+//! for the loss): with sampling rate q, the output law is the mixture
+//! `M = (1 − q)·B + q·B_s` of the base noise `B` and its copy shifted by the sensitivity.
+//! Under add/remove neighbours the two pairs `(M, B)` ("remove") and `(B, M)` ("add") are
+//! both possible; their privacy losses differ, so a composition is accounted in both
+//! directions and the larger δ (or ε) is reported.
+//!
+//! With `g(y) = ln(b(y − s)/b(y))` the base loss, the loss of `(M, B)` is
+//! `ℓ(y) = ln(1 − q + q e^{g(y)})` with `y ~ M`, and that of `(B, M)` is `−ℓ(y)` with
+//! `y ~ B`; both are monotone in `y` where `g` is, so cells in loss are intervals in `y`,
+//! integrated by 8-point Gauss–Legendre (a cell reaching the end of the loss range uses
+//! the closed-form CDFs).
+
+use super::law::{log_add, ContinuousRange, LossLaw};
+use crate::error::{out_of_range, Result};
+use densities::normal::ln_cdf;
+
+/// The base noise of a subsampled mechanism, in units of its scale (`μ = s/σ` or `s/b`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Base {
+    /// Gaussian: `g(y) = μy − μ²/2`, `y` in units of σ.
+    Gaussian,
+    /// Laplace: `g(y) = |y| − |y − μ|` clipped to `[−μ, μ]`, `y` in units of b.
+    Laplace,
+}
+
+/// Which pair: `Remove` is `(M, B)`, `Add` is `(B, M)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// P = mixture, Q = base.
+    Remove,
+    /// P = base, Q = mixture.
+    Add,
+}
+
+/// The loss law of one subsampled use in one direction.
+#[derive(Debug, Clone, Copy)]
+pub struct SubsampledLaw {
+    base: Base,
+    mu: f64,
+    q: f64,
+    dir: Direction,
+    ln_1mq: f64,
+    ln_q: f64,
+}
+
+const LN_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
+
+impl SubsampledLaw {
+    /// `μ` = sensitivity/scale in `[1e-6, 1e3]` (Gaussian) or `(0, 1e3]` (Laplace), `q`
+    /// in `(0, 1]`.
+    ///
+    /// ```
+    /// use composition::accountant::subsampled::{Base, Direction, SubsampledLaw};
+    /// use composition::accountant::LossLaw;
+    /// let l = SubsampledLaw::new(Base::Gaussian, 1.0, 0.01, Direction::Remove).unwrap();
+    /// assert!(l.mean() > 0.0);
+    /// ```
+    pub fn new(base: Base, mu: f64, q: f64, dir: Direction) -> Result<Self> {
+        if !(mu.is_finite() && (1e-6..=1e3).contains(&mu)) {
+            return Err(out_of_range("sensitivity/scale", mu, "[1e-6, 1e3]"));
+        }
+        if !(q > 0.0 && q <= 1.0) {
+            return Err(out_of_range("q", q, "(0, 1]"));
+        }
+        Ok(Self {
+            base,
+            mu,
+            q,
+            dir,
+            ln_1mq: (-q).ln_1p(),
+            ln_q: q.ln(),
+        })
+    }
+
+    fn g(&self, y: f64) -> f64 {
+        match self.base {
+            Base::Gaussian => self.mu * y - 0.5 * self.mu * self.mu,
+            Base::Laplace => (y.abs() - (y - self.mu).abs()).clamp(-self.mu, self.mu),
+        }
+    }
+
+    /// `ln(1 − q + q e^{g})` without cancellation.
+    fn mix_loss(&self, g: f64) -> f64 {
+        log_add(self.ln_1mq, self.ln_q + g)
+    }
+
+    /// Loss at `y` in this direction.
+    fn loss(&self, y: f64) -> f64 {
+        let l = self.mix_loss(self.g(y));
+        match self.dir {
+            Direction::Remove => l,
+            Direction::Add => -l,
+        }
+    }
+
+    /// `ln` of the base density at `y`.
+    fn ln_base(&self, y: f64) -> f64 {
+        match self.base {
+            Base::Gaussian => -0.5 * y * y - LN_SQRT_2PI,
+            Base::Laplace => -y.abs() - std::f64::consts::LN_2,
+        }
+    }
+
+    /// `ln` of the P-density at `y` (mixture for Remove, base for Add).
+    fn ln_p(&self, y: f64) -> f64 {
+        match self.dir {
+            Direction::Remove => log_add(
+                self.ln_1mq + self.ln_base(y),
+                self.ln_q + self.ln_base(y - self.mu),
+            ),
+            Direction::Add => self.ln_base(y),
+        }
+    }
+
+    /// `ln` of the base CDF at `y`.
+    fn ln_base_cdf(&self, y: f64) -> f64 {
+        match self.base {
+            Base::Gaussian => ln_cdf(y),
+            Base::Laplace => {
+                if y <= 0.0 {
+                    y - std::f64::consts::LN_2
+                } else {
+                    (-0.5 * (-y).exp()).ln_1p()
+                }
+            }
+        }
+    }
+
+    /// `ln P(Y ≤ y)` under P.
+    fn ln_p_cdf(&self, y: f64) -> f64 {
+        match self.dir {
+            Direction::Remove => log_add(
+                self.ln_1mq + self.ln_base_cdf(y),
+                self.ln_q + self.ln_base_cdf(y - self.mu),
+            ),
+            Direction::Add => self.ln_base_cdf(y),
+        }
+    }
+
+    /// `ln P(Y > y)` under P (by symmetry of the base: `P_B(Y > y) = P_B(Y ≤ −y)`).
+    fn ln_p_sf(&self, y: f64) -> f64 {
+        match self.dir {
+            Direction::Remove => log_add(
+                self.ln_1mq + self.ln_base_cdf(-y),
+                self.ln_q + self.ln_base_cdf(self.mu - y),
+            ),
+            Direction::Add => self.ln_base_cdf(-y),
+        }
+    }
+
+    /// The `y` at which the loss equals `l` on the monotone part (bisection).
+    fn y_of_loss(&self, l: f64) -> f64 {
+        let (mut a, mut b) = match self.base {
+            Base::Gaussian => (-1e4, 1e4),
+            Base::Laplace => (0.0, self.mu),
+        };
+        let increasing = self.dir == Direction::Remove;
+        for _ in 0..120 {
+            let m = 0.5 * (a + b);
+            if (self.loss(m) < l) == increasing {
+                a = m;
+            } else {
+                b = m;
+            }
+        }
+        0.5 * (a + b)
+    }
+
+    /// Loss range of the atomless part and the y-interval it comes from.
+    fn loss_bounds(&self) -> (f64, f64) {
+        let (lo, hi) = match self.base {
+            Base::Gaussian => (self.ln_1mq, f64::INFINITY),
+            Base::Laplace => (self.mix_loss(-self.mu), self.mix_loss(self.mu)),
+        };
+        match self.dir {
+            Direction::Remove => (lo, hi),
+            Direction::Add => (-hi, -lo),
+        }
+    }
+}
+
+impl LossLaw for SubsampledLaw {
+    fn atoms(&self) -> Vec<(f64, f64)> {
+        match self.base {
+            Base::Gaussian => Vec::new(),
+            Base::Laplace => {
+                // y ≤ 0: g = −μ; y ≥ μ: g = μ.
+                let low = (self.loss(-1.0), self.ln_p_cdf(0.0).exp());
+                let high = (self.loss(self.mu + 1.0), self.ln_p_sf(self.mu).exp());
+                vec![low, high]
+            }
+        }
+    }
+    fn ln_inf_mass(&self) -> f64 {
+        f64::NEG_INFINITY
+    }
+    fn continuous_range(&self, ln_tail: f64) -> Option<ContinuousRange> {
+        let (lo, hi) = self.loss_bounds();
+        if self.base == Base::Laplace {
+            return Some(ContinuousRange {
+                lo,
+                hi,
+                ln_below: f64::NEG_INFINITY,
+                ln_above: f64::NEG_INFINITY,
+            });
+        }
+        // Gaussian: y in [−z, z + μ] holds all but e^{ln_tail} on each side.
+        let z = (2.0 * (-ln_tail).max(1.0)).sqrt() + 1.0;
+        let (y_lo, y_hi) = (-z, z + self.mu);
+        let (l1, l2) = (self.loss(y_lo), self.loss(y_hi));
+        let (a, b) = if l1 < l2 { (l1, l2) } else { (l2, l1) };
+        // The bounded end of the loss range is kept exactly (no mass beyond it).
+        let (a, ln_below) = if lo.is_finite() {
+            (lo, f64::NEG_INFINITY)
+        } else {
+            (a, ln_tail)
+        };
+        let (b, ln_above) = if hi.is_finite() {
+            (hi, f64::NEG_INFINITY)
+        } else {
+            (b, ln_tail)
+        };
+        Some(ContinuousRange {
+            lo: a,
+            hi: b,
+            ln_below,
+            ln_above,
+        })
+    }
+    fn cell(&self, a: f64, b: f64) -> (f64, f64) {
+        let (lo, hi) = self.loss_bounds();
+        let (a2, b2) = (a.max(lo), b.min(hi));
+        if b2 <= a2 {
+            return (f64::NEG_INFINITY, f64::NEG_INFINITY);
+        }
+        let inc = self.dir == Direction::Remove;
+        // y-interval of losses in (a2, b2].
+        let ya = if a2 <= lo {
+            None
+        } else {
+            Some(self.y_of_loss(a2))
+        };
+        let yb = if b2 >= hi {
+            None
+        } else {
+            Some(self.y_of_loss(b2))
+        };
+        let (u, v) = if inc { (ya, yb) } else { (yb, ya) };
+        // An open end of the y-range (the loss range's bounded end, Gaussian only):
+        // closed forms for P and Q over the half-line, m = P − e^a·Q.
+        if self.base == Base::Gaussian && (u.is_none() || v.is_none()) {
+            let (lp, lq) = match (u, v) {
+                (None, Some(v)) => (self.ln_p_cdf(v), self.ln_q_cdf(v)),
+                (Some(u), None) => (self.ln_p_sf(u), self.ln_q_sf(u)),
+                _ => return (f64::NEG_INFINITY, f64::NEG_INFINITY),
+            };
+            let r = (a + lq - lp).exp(); // e^a Q / P ≤ 1
+            let lm = if r < 1.0 {
+                lp + (-r).ln_1p()
+            } else {
+                f64::NEG_INFINITY
+            };
+            return (lp, lm);
+        }
+        let (u, v) = match self.base {
+            Base::Laplace => (u.unwrap_or(0.0), v.unwrap_or(self.mu)),
+            Base::Gaussian => (u.unwrap_or(0.0), v.unwrap_or(0.0)),
+        };
+        let (u, v) = if u < v { (u, v) } else { (v, u) };
+        // Near the bounded end of the loss range one cell spans a long y-interval over
+        // which the density changes by many orders: integrate on pieces of width ≤ 1/32.
+        let pieces = (((v - u) * 32.0).ceil() as usize).max(1);
+        let hw = (v - u) / pieces as f64;
+        let mut lp = f64::NEG_INFINITY;
+        let mut lm = f64::NEG_INFINITY;
+        for i in 0..pieces {
+            let half = 0.5 * hw;
+            let mid = u + (i as f64 + 0.5) * hw;
+            for &(x, w) in super::law::gauss_legendre8_pub() {
+                let y = mid + half * x;
+                let lg = self.ln_p(y) + (w * half).ln();
+                lp = log_add(lp, lg);
+                let f = -(a - self.loss(y)).exp_m1();
+                if f > 0.0 {
+                    lm = log_add(lm, lg + f.ln());
+                }
+            }
+        }
+        (lp, lm)
+    }
+    fn loss_scale(&self) -> f64 {
+        // Standard deviation of the loss, from its small-q and q = 1 behaviour: q·μ for
+        // small q (the loss is about q(e^{g} − 1)), μ at q = 1; the grid refines from there.
+        (self.q * self.mu * (1.0 + self.mu)).min(self.mu).max(1e-12)
+    }
+    fn grid_unit(&self) -> Option<f64> {
+        None
+    }
+    fn mean(&self) -> f64 {
+        // E_P[L] by quadrature over y ∈ [−40, 40 + μ].
+        let n = 4000;
+        let (u, v) = (-40.0, 40.0 + self.mu);
+        let h = (v - u) / n as f64;
+        let mut m = 0.0;
+        for i in 0..n {
+            let y = u + (i as f64 + 0.5) * h;
+            m += self.ln_p(y).exp() * self.loss(y) * h;
+        }
+        m
+    }
+}
+
+impl SubsampledLaw {
+    fn ln_q_cdf(&self, y: f64) -> f64 {
+        match self.dir {
+            Direction::Remove => self.ln_base_cdf(y),
+            Direction::Add => log_add(
+                self.ln_1mq + self.ln_base_cdf(y),
+                self.ln_q + self.ln_base_cdf(y - self.mu),
+            ),
+        }
+    }
+    fn ln_q_sf(&self, y: f64) -> f64 {
+        match self.dir {
+            Direction::Remove => self.ln_base_cdf(-y),
+            Direction::Add => log_add(
+                self.ln_1mq + self.ln_base_cdf(-y),
+                self.ln_q + self.ln_base_cdf(self.mu - y),
+            ),
+        }
+    }
+}

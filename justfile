@@ -99,3 +99,7 @@ fig18:
 # Bounded noise: exact least radius (FFT accountant) vs the certified bound.
 fig19:
     cargo run --release -- run experiments/fig19.toml
+
+# DP-SGD: epsilon after T steps of the subsampled Gaussian, exact, beside the RDP bound.
+fig22:
+    cargo run --release -- run experiments/fig22.toml

@@ -20,6 +20,9 @@
 //!   their `+∞` atom) of Laplace, Gaussian, randomized response, the truncated Laplacian and
 //!   any (log-concave) noise, composed by FFT, with certified upper/lower brackets of
 //!   `δ(ε)` and `ε(δ)` (formulas.md §0, §1.4 "Exact δ", §3.1, §3.4).
+//! - [`accountant`]: the tilted, certified privacy-loss accountant for any list of
+//!   mechanisms (`dpw account`), with its mechanism SPEC language.
+//! - [`rdp`]: Rényi-DP (moments accountant) bound of the subsampled Gaussian.
 //! - [`error`]: [`CompositionError`]; every public function validates its inputs
 //!   (ε > 0 finite, δ ∈ (0, 1), at least one mechanism, …) and returns `Result`.
 //!
@@ -54,6 +57,7 @@ pub(crate) mod invert;
 pub mod mixed;
 pub(crate) mod optimize;
 pub mod pld;
+pub mod rdp;
 pub mod zcdp;
 
 pub use adaptive::{adaptive_delta, adaptive_epsilon, Mechanism, MAX_ADAPTIVE_BR};

@@ -627,3 +627,48 @@ fn dp_sgd_subsampled_gaussian_bracket_is_narrow() {
     // Far below the naive composition (100 σ-Gaussians at q = 1 would give ~70).
     assert!(a.upper < 10.0 && a.lower > 1.0, "{a:?}");
 }
+
+#[test]
+fn rdp_of_the_subsampled_gaussian_matches_quadrature_and_bounds_the_exact_epsilon() {
+    use composition::rdp::{subsampled_gaussian_epsilon, subsampled_gaussian_rdp};
+    // One step: D_α(M‖B) = ln ∫ M^α B^{1−α} dy / (α − 1), by the midpoint rule.
+    let (q, sigma) = (0.05, 1.5);
+    for alpha in [2u32, 3, 8] {
+        // In units of σ: B = N(0, 1), M/B = 1 − q + q e^{μx − μ²/2}, μ = 1/σ.
+        let mu = 1.0 / sigma;
+        let n = 400_000;
+        let (lo, hi) = (-40.0, 40.0 + mu);
+        let h = (hi - lo) / n as f64;
+        let mut s = 0.0;
+        for i in 0..n {
+            let x = lo + (i as f64 + 0.5) * h;
+            let ln_b = -0.5 * x * x - 0.5 * (2.0 * std::f64::consts::PI).ln();
+            let ratio = 1.0 - q + q * (mu * x - 0.5 * mu * mu).exp();
+            s += (ln_b + alpha as f64 * ratio.ln()).exp() * h;
+        }
+        let quad = s.ln() / (alpha - 1) as f64;
+        let r = subsampled_gaussian_rdp(q, sigma, alpha).unwrap();
+        assert!(
+            (r / quad - 1.0).abs() < 1e-6,
+            "alpha={alpha}: {r} vs {quad}"
+        );
+    }
+    // The certified exact ε never exceeds the RDP bound.
+    for (sigma, t) in [(0.8, 300u64), (1.0, 3_000), (2.0, 10_000)] {
+        let s: MechanismSpec = format!("subsampled-gaussian:sigma={sigma},q=0.01,count={t}")
+            .parse()
+            .unwrap();
+        let a = spec::accountant(&[s])
+            .unwrap()
+            .with_accuracy(1e-3)
+            .unwrap()
+            .epsilon(1e-5)
+            .unwrap();
+        let rdp = subsampled_gaussian_epsilon(0.01, sigma, t, 1e-5).unwrap();
+        assert!(
+            a.upper < rdp,
+            "sigma={sigma} T={t}: exact {} vs RDP {rdp}",
+            a.upper
+        );
+    }
+}

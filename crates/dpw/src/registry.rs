@@ -35,6 +35,7 @@ pub const KINDS: &[Kind] = &[
     experiments::heatmap_release::KIND,
     experiments::adaptive_queries::KIND,
     experiments::exact_bounded_radius::KIND,
+    experiments::privacy_curve::KIND,
 ];
 
 /// The kind registered under `name`.

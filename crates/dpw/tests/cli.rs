@@ -835,3 +835,40 @@ fn argument_errors_are_one_line_with_exit_2() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn privacy_curve_refuses_bad_mechanism_lists_in_one_line() {
+    let base = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/fig22.toml"),
+    )
+    .unwrap();
+    let cases = [
+        ("accountant = \"pld\"", "accountant = \"zcdp\"", "params.accountant"),
+        (
+            "{ key = \"sigma_1\", spec = \"subsampled-gaussian:sigma=1,q=0.01\" }",
+            "{ key = \"sigma_1\", spec = \"gauss:sigma=1\" }",
+            "params.mechanisms[1].spec",
+        ),
+        (
+            "{ key = \"sigma_1\", spec = \"subsampled-gaussian:sigma=1,q=0.01\" }",
+            "{ key = \"sigma_1\", spec = \"subsampled-gaussian:sigma=1\" }",
+            "params.mechanisms[1].spec",
+        ),
+        (
+            "{ key = \"rdp_sigma_1\", spec = \"subsampled-gaussian:sigma=1,q=0.01\", accountant = \"rdp\" }",
+            "{ key = \"rdp_sigma_1\", spec = \"laplace:scale=1\", accountant = \"rdp\" }",
+            "params.mechanisms[4].accountant",
+        ),
+        ("\ndelta = 1e-5\n", "\nepsilon = 1.0\n", "params.mechanisms[3].accountant"),
+        ("\ndelta = 1e-5\n", "\ndelta = 1.5\n", "params.delta"),
+        ("{ key = \"sigma_2\"", "{ key = \"sigma_1\"", "params.mechanisms[2].key"),
+    ];
+    for (from, to, key) in cases {
+        let text = edit(&base, from, to);
+        let dir = tempfile::tempdir().unwrap();
+        let rel = write_manifest(dir.path(), "fig22", &text);
+        let out = dpw(dir.path(), &["run", &rel, "--out", "out"]);
+        assert_bad_output(&out, &rel, key);
+        assert!(!dir.path().join("out").exists(), "{to}: wrote output");
+    }
+}

@@ -15,6 +15,7 @@ pub mod histogram_mechanisms;
 pub mod mean_estimation;
 pub mod noise_densities;
 pub mod noise_ratio;
+pub mod privacy_curve;
 pub mod topk_counts;
 pub mod tradeoff_curves;
 

@@ -1,0 +1,336 @@
+//! Kind `privacy_curve`: ε(δ) or δ(ε) of any list of mechanisms (the `dpw account` SPEC
+//! language, [`composition::accountant::MechanismSpec`]) against the number of uses, δ or
+//! ε, through the certified accountant (`accountant = "pld"`): a new figure from a
+//! manifest alone.
+//!
+//! ```toml
+//! [params]
+//! accountant = "pld"
+//! vary = "count"                                   # or "delta", "epsilon"
+//! grid = { logspace = [1e2, 1e5], n = 8, integer = true }
+//! delta = 1e-5                                     # report ε at this δ (or epsilon = E: report δ)
+//! accuracy = 1e-3                                  # optional, relative width of each bracket
+//! mechanisms = [
+//!   { key = "sigma_1", spec = "subsampled-gaussian:sigma=1,q=0.01" },
+//! ]
+//! ```
+//! With `vary = "count"` each mechanism is used `x` times (times its own `count=`);
+//! `vary = "delta"` reports ε at each δ of the grid, `vary = "epsilon"` δ at each ε.
+//! A mechanism may name its own `accountant`: `"rdp"` (the Rényi-DP moments accountant,
+//! [`composition::rdp`], an upper bound on ε) applies to `gaussian` and
+//! `subsampled-gaussian` when ε is reported, and is refused in one line otherwise.
+//! One series per mechanism key, one panel `main`; `y` is the bracket's midpoint,
+//! `y_lo,y_hi` its certified ends.
+//! Columns: `panel,series,x,y,y_lo,y_hi,count,epsilon,delta` (the reported quantity's
+//! column holds the midpoint; an `rdp` bound has `y_lo = y_hi = y`).
+
+use super::{distinct, open_unit, positive, Job};
+use crate::error::KeyError;
+use crate::grid::Grid;
+use crate::manifest::ParamsInput;
+use crate::registry::Kind;
+use crate::table::{Row, Table};
+use composition::accountant::{spec::accountant, MechanismKind, MechanismSpec, MAX_COUNT};
+use serde::Deserialize;
+
+/// Registry entry.
+pub const KIND: Kind = Kind {
+    name: "privacy_curve",
+    about: "ε(δ) or δ(ε) of any mechanism list (SPEC language) against count, δ or ε, exact",
+    prepare,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Vary {
+    Count,
+    Delta,
+    Epsilon,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MechanismInput {
+    key: String,
+    spec: String,
+    accountant: Option<String>,
+}
+
+/// Which accountant answers for a mechanism.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    /// The certified accountant: a bracket.
+    Pld,
+    /// Rényi DP over integer orders: an upper bound on ε.
+    Rdp,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    accountant: String,
+    vary: Vary,
+    grid: Grid,
+    delta: Option<f64>,
+    epsilon: Option<f64>,
+    accuracy: Option<f64>,
+    mechanisms: Vec<MechanismInput>,
+}
+
+#[derive(Debug)]
+struct PrivacyCurve {
+    vary: Vary,
+    xs: Vec<f64>,
+    delta: Option<f64>,
+    epsilon: Option<f64>,
+    accuracy: Option<f64>,
+    mechanisms: Vec<(String, MechanismSpec, Method)>,
+}
+
+fn method(name: &str, key: &str) -> Result<Method, KeyError> {
+    match name {
+        "pld" => Ok(Method::Pld),
+        "rdp" => Ok(Method::Rdp),
+        other => Err(KeyError::new(
+            key,
+            format!(
+                "\"{other}\" is not available: \"pld\" (certified, any mechanism) or \"rdp\" \
+                 (gaussian and subsampled-gaussian); optimal_dp, zcdp and concentration are \
+                 not built for mechanism lists yet"
+            ),
+        )),
+    }
+}
+
+fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
+    let p: Params = input.parse()?;
+    let global = method(&p.accountant, "params.accountant")?;
+    if p.mechanisms.is_empty() {
+        return Err(KeyError::new(
+            "params.mechanisms",
+            "must list at least one { key, spec } mechanism",
+        ));
+    }
+    let keys: Vec<String> = p.mechanisms.iter().map(|m| m.key.clone()).collect();
+    distinct(&keys, |i| format!("params.mechanisms[{i}].key"))?;
+    let reports_delta = p.vary == Vary::Epsilon || (p.vary == Vary::Count && p.epsilon.is_some());
+    let mut mechanisms = Vec::with_capacity(p.mechanisms.len());
+    for (i, m) in p.mechanisms.iter().enumerate() {
+        if m.key.is_empty() {
+            return Err(KeyError::new(
+                format!("params.mechanisms[{i}].key"),
+                "must not be empty",
+            ));
+        }
+        let spec: MechanismSpec =
+            m.spec
+                .parse()
+                .map_err(|e: composition::accountant::SpecError| {
+                    KeyError::new(format!("params.mechanisms[{i}].spec"), e.0)
+                })?;
+        let akey = format!("params.mechanisms[{i}].accountant");
+        let meth = match &m.accountant {
+            Some(a) => method(a, &akey)?,
+            None => global,
+        };
+        if meth == Method::Rdp {
+            let gaussian = matches!(
+                spec.kind,
+                MechanismKind::Gaussian { .. } | MechanismKind::SubsampledGaussian { .. }
+            );
+            if !gaussian {
+                return Err(KeyError::new(
+                    if m.accountant.is_some() {
+                        akey
+                    } else {
+                        "params.accountant".into()
+                    },
+                    format!(
+                        "\"rdp\" applies to gaussian and subsampled-gaussian only, not {}",
+                        spec.kind_name()
+                    ),
+                ));
+            }
+            if reports_delta {
+                return Err(KeyError::new(
+                    if m.accountant.is_some() {
+                        akey
+                    } else {
+                        "params.accountant".into()
+                    },
+                    "\"rdp\" reports epsilon at a delta only (use delta, or vary = \"delta\")",
+                ));
+            }
+        }
+        mechanisms.push((m.key.clone(), spec, meth));
+    }
+    let xs = p.grid.values().to_vec();
+    match p.vary {
+        Vary::Count => {
+            for (i, &x) in xs.iter().enumerate() {
+                if !(x.fract() == 0.0 && x >= 1.0 && x <= MAX_COUNT as f64) {
+                    return Err(KeyError::new(
+                        format!("params.grid[{i}]"),
+                        format!("counts must be integers in [1, 1e10], got {x}"),
+                    ));
+                }
+                for (j, (_, s, _)) in mechanisms.iter().enumerate() {
+                    if x * s.count as f64 > MAX_COUNT as f64 {
+                        return Err(KeyError::new(
+                            format!("params.mechanisms[{j}].spec"),
+                            format!("count {} times the grid's {x} exceeds 1e10", s.count),
+                        ));
+                    }
+                }
+            }
+            match (p.delta, p.epsilon) {
+                (Some(d), None) => {
+                    open_unit("params.delta", d)?;
+                }
+                (None, Some(e)) => {
+                    nonnegative("params.epsilon", e)?;
+                }
+                _ => {
+                    return Err(KeyError::new(
+                        "params.delta",
+                        "with vary = \"count\" give exactly one of delta (report epsilon) or epsilon (report delta)",
+                    ))
+                }
+            }
+        }
+        Vary::Delta => {
+            if p.delta.is_some() || p.epsilon.is_some() {
+                return Err(KeyError::new(
+                    if p.delta.is_some() { "params.delta" } else { "params.epsilon" },
+                    "with vary = \"delta\" the grid holds the deltas; give neither delta nor epsilon",
+                ));
+            }
+            for (i, &x) in xs.iter().enumerate() {
+                open_unit(&format!("params.grid[{i}]"), x)?;
+            }
+        }
+        Vary::Epsilon => {
+            if p.delta.is_some() || p.epsilon.is_some() {
+                return Err(KeyError::new(
+                    if p.delta.is_some() { "params.delta" } else { "params.epsilon" },
+                    "with vary = \"epsilon\" the grid holds the epsilons; give neither delta nor epsilon",
+                ));
+            }
+            for (i, &x) in xs.iter().enumerate() {
+                nonnegative(&format!("params.grid[{i}]"), x)?;
+            }
+        }
+    }
+    if let Some(a) = p.accuracy {
+        positive("params.accuracy", a)?;
+        if !(1e-6..=0.5).contains(&a) {
+            return Err(KeyError::new(
+                "params.accuracy",
+                format!("must be in [1e-6, 0.5], got {a}"),
+            ));
+        }
+    }
+    Ok(Box::new(PrivacyCurve {
+        vary: p.vary,
+        xs,
+        delta: p.delta,
+        epsilon: p.epsilon,
+        accuracy: p.accuracy,
+        mechanisms,
+    }))
+}
+
+fn nonnegative(key: &str, v: f64) -> Result<f64, KeyError> {
+    if v.is_finite() && (0.0..=1e12).contains(&v) {
+        Ok(v)
+    } else {
+        Err(KeyError::new(key, format!("must be in [0, 1e12], got {v}")))
+    }
+}
+
+impl Job for PrivacyCurve {
+    fn panel_keys(&self) -> Vec<String> {
+        vec!["main".into()]
+    }
+
+    fn series_keys(&self) -> Vec<String> {
+        self.mechanisms.iter().map(|m| m.0.clone()).collect()
+    }
+
+    fn extra_columns(&self) -> Vec<String> {
+        ["y_lo", "y_hi", "count", "epsilon", "delta"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    fn work_items(&self) -> usize {
+        self.xs.len() * self.mechanisms.len()
+    }
+
+    fn run(&self, tick: &(dyn Fn() + Sync)) -> Result<Table, String> {
+        let mut table = Table::new(self.extra_columns());
+        for (key, spec, meth) in &self.mechanisms {
+            for &x in &self.xs {
+                let mut s = spec.clone();
+                if self.vary == Vary::Count {
+                    s.count = (x as u64) * spec.count;
+                }
+                let (report_eps, given) = match self.vary {
+                    Vary::Count => match (self.delta, self.epsilon) {
+                        (Some(d), _) => (true, d),
+                        (_, Some(e)) => (false, e),
+                        _ => unreachable!("validated in prepare"),
+                    },
+                    Vary::Delta => (true, x),
+                    Vary::Epsilon => (false, x),
+                };
+                let (lo, mid, hi) = match meth {
+                    Method::Rdp => {
+                        let (sigma, q) = match s.kind {
+                            MechanismKind::Gaussian { sigma } => (sigma, 1.0),
+                            MechanismKind::SubsampledGaussian { sigma, q } => (sigma, q),
+                            _ => unreachable!("validated in prepare"),
+                        };
+                        let e = composition::rdp::subsampled_gaussian_epsilon(
+                            q,
+                            sigma / s.sensitivity,
+                            s.count,
+                            given,
+                        )
+                        .map_err(|e| format!("{key} at x = {x}: {e}"))?;
+                        (e, e, e)
+                    }
+                    Method::Pld => {
+                        let mut acc = accountant(std::slice::from_ref(&s))
+                            .map_err(|e| format!("{key}: {}", e.0))?;
+                        if let Some(a) = self.accuracy {
+                            acc = acc.with_accuracy(a).map_err(|e| format!("{key}: {e}"))?;
+                        }
+                        let a = if report_eps {
+                            acc.epsilon(given)
+                        } else {
+                            acc.delta(given)
+                        }
+                        .map_err(|e| format!("{key} at x = {x}: {e}"))?;
+                        (a.lower, a.estimate, a.upper)
+                    }
+                };
+                let (eps, delta) = if report_eps {
+                    (mid, given)
+                } else {
+                    (given, mid)
+                };
+                table.push(Row {
+                    panel: "main".into(),
+                    series: key.clone(),
+                    x,
+                    y: mid,
+                    extra: vec![lo, hi, s.count as f64, eps, delta],
+                });
+                tick();
+            }
+        }
+        Ok(table)
+    }
+}

@@ -24,7 +24,7 @@ pub enum CompositionError {
     /// The target δ is below what the composition leaks for every ε_g, e.g.
     /// `1 − (1 − δ₀)^k` for k mechanisms that are each (ε, δ₀)-DP.
     #[error(
-        "target delta = {target} is unreachable: the composition has delta >= {floor} \
+        "target delta = {target:e} is unreachable: the composition has delta >= {floor:e} \
          for every epsilon_g"
     )]
     Unreachable {

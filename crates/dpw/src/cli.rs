@@ -5,7 +5,7 @@ use crate::account::{self, AccountRequest};
 use crate::calibrate::{calibrate, render, Format, Request};
 use crate::check::compare;
 use crate::error::DpwError;
-use crate::manifest::{discover, load_all, Manifest};
+use crate::manifest::{discover, load_all, load_all_with, Manifest};
 use crate::output::{write_table, FigurePaths};
 use crate::run::{compute, run_all};
 use crate::table::Table;
@@ -32,14 +32,24 @@ pub enum Command {
         /// Manifests (experiments/<id>.toml).
         #[arg(required = true)]
         manifests: Vec<PathBuf>,
-        /// Output directory.
-        #[arg(long, default_value = ".")]
-        out: PathBuf,
+        /// Output directory (required with --set, so that the checked-in outputs stay).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override a manifest value: KEY=VALUE with the key path of error messages,
+        /// e.g. params.panels[0].epsilon=0.5 (repeatable; validated like the file).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
     },
     /// Recompute figures and compare them with the checked-in data/<id>.csv.
     Check {
         /// Manifests to check (default: every experiments/*.toml).
         manifests: Vec<PathBuf>,
+        /// Override a manifest value (as for run); needs --against.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// The CSV to compare with instead of the checked-in one (one manifest only).
+        #[arg(long, value_name = "CSV")]
+        against: Option<PathBuf>,
     },
     /// Print the catalog of figures (id, paper, paper figure, title).
     List,
@@ -111,6 +121,20 @@ pub enum Command {
     },
 }
 
+fn usage(key: &str, message: &str) -> DpwError {
+    DpwError::Input {
+        file: "command line".into(),
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, DpwError> {
+    sets.iter()
+        .map(|s| crate::manifest::parse_set(s).map_err(|m| usage("--set", &m)))
+        .collect()
+}
+
 /// The directory the default manifest set lives in.
 pub const EXPERIMENTS_DIR: &str = "experiments";
 
@@ -126,14 +150,46 @@ fn manifests_or_default(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, DpwError> {
 /// (e.g. a failed check).
 pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
     match cli.command {
-        Command::Run { manifests, out } => {
-            let manifests = load_all(&manifests)?;
+        Command::Run {
+            manifests,
+            out,
+            sets,
+        } => {
+            let sets = parse_sets(&sets)?;
+            let out = match out {
+                Some(o) => o,
+                None if sets.is_empty() => PathBuf::from("."),
+                None => {
+                    return Err(usage(
+                        "--out",
+                        "run --set needs --out DIR (the checked-in outputs are not overwritten by an override)",
+                    ))
+                }
+            };
+            let manifests = load_all_with(&manifests, &sets)?;
             run_all(&manifests, &out)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check { manifests } => {
-            let manifests = load_all(&manifests_or_default(manifests)?)?;
-            check_all(&manifests)
+        Command::Check {
+            manifests,
+            sets,
+            against,
+        } => {
+            let sets = parse_sets(&sets)?;
+            if !sets.is_empty() && against.is_none() {
+                return Err(usage(
+                    "--against",
+                    "check --set needs --against CSV (the checked-in data was computed without the override)",
+                ));
+            }
+            let manifests = load_all_with(&manifests_or_default(manifests)?, &sets)?;
+            if against.is_some() && manifests.len() != 1 {
+                return Err(usage(
+                    "--against",
+                    "compares one manifest; name exactly one",
+                ));
+            }
+            check_all_against(&manifests, against.as_deref())
         }
         Command::Calibrate {
             epsilon,
@@ -234,6 +290,14 @@ pub fn catalog(manifests: &[Manifest]) -> String {
 /// Recomputes each manifest into a temporary directory and compares with the checked-in
 /// CSV; prints every mismatch and returns exit status 1 if there is any.
 pub fn check_all(manifests: &[Manifest]) -> Result<ExitCode, DpwError> {
+    check_all_against(manifests, None)
+}
+
+/// As [`check_all`], comparing with `against` instead of the checked-in CSV when given.
+pub fn check_all_against(
+    manifests: &[Manifest],
+    against: Option<&Path>,
+) -> Result<ExitCode, DpwError> {
     let start = Instant::now();
     let tmp = tempfile::tempdir()
         .map_err(|e| DpwError::Failure(format!("cannot create a temporary directory: {e}")))?;
@@ -243,7 +307,7 @@ pub fn check_all(manifests: &[Manifest]) -> Result<ExitCode, DpwError> {
         let paths = FigurePaths::new(tmp.path(), &m.id);
         write_table(&paths.csv, &fig.table)
             .map_err(|e| DpwError::Failure(format!("{}: {e}", m.file)))?;
-        let golden = m.golden_csv();
+        let golden = against.map_or_else(|| m.golden_csv(), Path::to_path_buf);
         let result = Table::read_csv(&paths.csv).and_then(|got| {
             if !golden.is_file() {
                 return Err(format!("checked-in data {} is missing", golden.display()));

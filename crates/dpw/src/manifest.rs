@@ -218,9 +218,118 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 /// Reads, parses and validates the manifest at `path`.
 pub fn load(path: &Path) -> Result<Manifest, DpwError> {
+    load_with(path, &[])
+}
+
+/// Splits `KEY=VALUE` of a `--set` flag.
+pub fn parse_set(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!(
+            "--set expects KEY=VALUE (e.g. params.delta=1e-8), got \"{s}\""
+        )),
+    }
+}
+
+/// One step of a key path: a table key or an array index.
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// `params.panels[0].epsilon` → steps; `None` if malformed.
+fn key_steps(path: &str) -> Option<Vec<Step>> {
+    let mut out = Vec::new();
+    for part in path.split('.') {
+        let (name, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if name.is_empty() {
+            return None;
+        }
+        out.push(Step::Key(name.to_string()));
+        while let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']')?;
+            out.push(Step::Index(r[..end].parse().ok()?));
+            rest = &r[end + 1..];
+        }
+        if !rest.is_empty() {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// Applies `--set` overrides to a manifest's text: each key path must lead through
+/// existing tables and arrays (the last key may be new); the value is read as TOML (a
+/// number, array, inline table, `true`…) or else taken as a string.
+fn apply_sets(text: &str, sets: &[(String, String)]) -> Result<String, KeyError> {
+    let mut doc: toml::Table = toml::from_str(text).map_err(|e| {
+        KeyError::new(
+            "syntax",
+            format!("TOML syntax error: {}", one_line(e.message())),
+        )
+    })?;
+    for (key, value) in sets {
+        let steps = key_steps(key).ok_or_else(|| {
+            KeyError::new(
+                key.clone(),
+                "--set: not a key path like params.panels[0].epsilon",
+            )
+        })?;
+        let v: toml::Value = toml::from_str::<toml::Table>(&format!("v = {value}"))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(value.clone()));
+        let missing = || KeyError::new(key.clone(), "--set: no such key in the manifest");
+        let mut cur: &mut toml::Value = doc
+            .get_mut(match &steps[0] {
+                Step::Key(k) => k.as_str(),
+                Step::Index(_) => return Err(missing()),
+            })
+            .ok_or_else(missing)?;
+        if steps.len() == 1 {
+            *cur = v;
+            continue;
+        }
+        for (i, st) in steps[1..].iter().enumerate() {
+            let last = i + 2 == steps.len();
+            match st {
+                Step::Key(k) => {
+                    let t = cur.as_table_mut().ok_or_else(missing)?;
+                    if last {
+                        t.insert(k.clone(), v.clone());
+                        break;
+                    }
+                    cur = t.get_mut(k).ok_or_else(missing)?;
+                }
+                Step::Index(n) => {
+                    let a = cur.as_array_mut().ok_or_else(missing)?;
+                    let slot = a.get_mut(*n).ok_or_else(missing)?;
+                    if last {
+                        *slot = v.clone();
+                        break;
+                    }
+                    cur = slot;
+                }
+            }
+        }
+    }
+    toml::to_string(&doc).map_err(|e| KeyError::new("file", format!("--set: {e}")))
+}
+
+/// As [`load`], with `--set KEY=VALUE` overrides applied to the text before validation
+/// (so a bad value is refused exactly as in the file).
+pub fn load_with(path: &Path, sets: &[(String, String)]) -> Result<Manifest, DpwError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| KeyError::new("file", format!("cannot read manifest ({e})")).in_file(&file))?;
+    let text = if sets.is_empty() {
+        text
+    } else {
+        apply_sets(&text, sets).map_err(|e| e.in_file(&file))?
+    };
     let keys = KeyTree::parse(&text).map_err(|e| {
         let at = e.span().map(|s| line_col(&text, s.start));
         let key = at.map_or("syntax".to_string(), |(l, c)| {
@@ -350,9 +459,17 @@ fn check_tolerance(key: &str, v: f64) -> Result<(), KeyError> {
 /// Loads every manifest, failing on the first bad one (nothing is computed before all
 /// of them have been validated).
 pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Manifest>, DpwError> {
+    load_all_with(paths, &[])
+}
+
+/// As [`load_all`], with `--set` overrides applied to every manifest.
+pub fn load_all_with(
+    paths: &[PathBuf],
+    sets: &[(String, String)],
+) -> Result<Vec<Manifest>, DpwError> {
     let manifests = paths
         .iter()
-        .map(|p| load(p))
+        .map(|p| load_with(p, sets))
         .collect::<Result<Vec<_>, _>>()?;
     for (i, m) in manifests.iter().enumerate() {
         if let Some(other) = manifests[..i].iter().find(|o| o.id == m.id) {

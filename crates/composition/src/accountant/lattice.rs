@@ -84,7 +84,9 @@ impl LogDense {
             return Err(out_of_range(
                 "loss support / grid step (bins)",
                 len as f64,
-                "at most the bin budget: the loss scales of the mechanisms differ too much",
+                "at most the bin budget: the loss law spans too many grid steps (its range is \
+                 too wide for the resolution its scale needs, or the scales in the list differ \
+                 too much)",
             ));
         }
         let mut v = vec![f64::NEG_INFINITY; len as usize];
@@ -116,7 +118,8 @@ fn grid_cells(law: &dyn LossLaw, d: f64, ln_tail: f64, max_len: usize) -> Result
         return Err(out_of_range(
             "loss support / grid step (bins)",
             (ib - ia) as f64,
-            "at most the bin budget: the loss scales of the mechanisms differ too much",
+            "at most the bin budget: the loss law spans too many grid steps (its range is too \
+             wide for the resolution its scale needs, or the scales in the list differ too much)",
         ));
     }
     let edges: Vec<f64> = (ia..=ib).map(|j| j as f64 * d).collect();
@@ -161,9 +164,18 @@ impl Lattice {
             dense.push(ia, range.ln_below);
             ln_inf = log_add(ln_inf, range.ln_above);
         }
+        let lowest = dense.entries.iter().map(|e| e.0).min();
         for (x, p) in law.atoms() {
             if p.is_nan() || p <= 0.0 {
                 continue;
+            }
+            // A negligible atom far below the kept range is moved up to its lowest point
+            // (δ can only grow), so that it does not stretch the grid.
+            if let Some(lo_idx) = lowest {
+                if p.ln() < ln_tail && x < lo_idx as f64 * d {
+                    dense.push(lo_idx, p.ln() + infl);
+                    continue;
+                }
             }
             let j = floor_index(x, d)?;
             let a = j as f64 * d;
@@ -196,8 +208,10 @@ impl Lattice {
                 items.push((x, lp + defl));
             }
         }
+        let lowest = items.iter().map(|i| i.0).fold(f64::INFINITY, f64::min);
         for (x, p) in law.atoms() {
-            if p > 0.0 {
+            // Negligible atoms far below the kept range are dropped (δ can only shrink).
+            if p > 0.0 && !(p.ln() < ln_tail && x < lowest) {
                 items.push((x, p.ln() + defl));
             }
         }

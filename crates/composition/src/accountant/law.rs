@@ -328,11 +328,22 @@ impl LossLaw for ClippedLaplaceLaw {
     fn ln_inf_mass(&self) -> f64 {
         self.ln_inf
     }
-    fn continuous_range(&self, _ln_tail: f64) -> Option<ContinuousRange> {
-        (self.hi > self.lo).then_some(ContinuousRange {
-            lo: self.lo,
+    fn continuous_range(&self, ln_tail: f64) -> Option<ContinuousRange> {
+        if self.hi <= self.lo {
+            return None;
+        }
+        // The density c·e^{ℓ/2} puts at most 2c·e^{t/2} below t: cut where that is e^{ln_tail}
+        // (for large ε₀ the part far below the top is negligible and would cost bins).
+        let cut = 2.0 * (ln_tail - (2.0f64).ln() - self.ln_c);
+        let (lo, ln_below) = if cut > self.lo && cut < self.hi {
+            (cut, ln_tail)
+        } else {
+            (self.lo, f64::NEG_INFINITY)
+        };
+        Some(ContinuousRange {
+            lo,
             hi: self.hi,
-            ln_below: f64::NEG_INFINITY,
+            ln_below,
             ln_above: f64::NEG_INFINITY,
         })
     }

@@ -205,6 +205,7 @@ impl Accountant {
         let mut last: Option<Answer> = None;
         // δ unknown yet: start below e^{−753} in all, then follow the lower bound.
         let mut tail = self.ln_tail(-753.0);
+        let mut retails = 0;
         let ln_k = self.total_count().ln();
         for _ in 0..12 {
             let r = self.delta_step(eps, d, tail);
@@ -215,13 +216,11 @@ impl Accountant {
                     None => return Err(e),
                 },
             };
-            // The truncated tails (charged to δ) must stay far below δ itself.
-            if hi.is_finite() && hi - (tail + ln_k) < 12.0 && tail > -1e6 {
-                let guess = if lo.is_finite() {
-                    lo
-                } else {
-                    tail + ln_k - 200.0
-                };
+            // The truncated tails (charged to δ) must stay far below δ itself (a few
+            // tries: where δ itself is 0 or below any tail, the bracket [0, upper] stands).
+            if hi.is_finite() && hi - (tail + ln_k) < 12.0 && tail > -1e6 && retails < 3 {
+                retails += 1;
+                let guess = if lo.is_finite() { lo } else { hi - 1000.0 };
                 tail = self.ln_tail(guess);
                 continue;
             }

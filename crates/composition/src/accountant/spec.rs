@@ -317,7 +317,7 @@ impl MechanismSpec {
             ))
         };
         let sub = |base: Base, mu: f64, q: f64| -> Result<Laws, SpecError> {
-            let err = |_| wrap("sensitivity/scale", "[1e-6, 1e3]", mu);
+            let err = |_| wrap("sensitivity/scale", "[1e-6, 50]", mu);
             Ok((
                 Box::new(SubsampledLaw::new(base, mu, q, Direction::Remove).map_err(err)?),
                 Some(Box::new(

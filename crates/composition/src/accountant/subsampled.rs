@@ -47,8 +47,8 @@ pub struct SubsampledLaw {
 const LN_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
 
 impl SubsampledLaw {
-    /// `μ` = sensitivity/scale in `[1e-6, 1e3]` (Gaussian) or `(0, 1e3]` (Laplace), `q`
-    /// in `(0, 1]`.
+    /// `μ` = sensitivity/scale in `[1e-6, 50]` (one use at μ = 50 is already ε ≈ 50, no
+    /// privacy left to account), `q` in `(0, 1]`.
     ///
     /// ```
     /// use composition::accountant::subsampled::{Base, Direction, SubsampledLaw};
@@ -57,8 +57,8 @@ impl SubsampledLaw {
     /// assert!(l.mean() > 0.0);
     /// ```
     pub fn new(base: Base, mu: f64, q: f64, dir: Direction) -> Result<Self> {
-        if !(mu.is_finite() && (1e-6..=1e3).contains(&mu)) {
-            return Err(out_of_range("sensitivity/scale", mu, "[1e-6, 1e3]"));
+        if !(mu.is_finite() && (1e-6..=50.0).contains(&mu)) {
+            return Err(out_of_range("sensitivity/scale", mu, "[1e-6, 50]"));
         }
         if !(q > 0.0 && q <= 1.0) {
             return Err(out_of_range("q", q, "(0, 1]"));

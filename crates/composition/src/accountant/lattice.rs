@@ -68,6 +68,36 @@ impl LogDense {
             self.entries.push((j, lp));
         }
     }
+
+    /// Connect-the-dots split of the cell `(jΔ, (j+1)Δ]` with `ln P = lp` and
+    /// `ln m = lm`: the share `w = m/(P(1 − e^{−Δ}))` goes up, the rest stays; masses
+    /// inflated by `infl` (log); `ln_dm = ln(1 − e^{−Δ})`.
+    fn split_cell(&mut self, j: i64, lp: f64, lm: f64, ln_dm: f64, infl: f64) {
+        if lp == f64::NEG_INFINITY {
+            return;
+        }
+        let lw = (lm - lp - ln_dm).min(0.0);
+        self.push(j + 1, lp + lw + infl);
+        let rest = if lw == f64::NEG_INFINITY {
+            0.0
+        } else {
+            (-lw.exp()).ln_1p()
+        };
+        self.push(j, lp + rest + infl);
+    }
+
+    /// An atom `(x, ln p)`: on its grid point if it is one, else split between the two
+    /// neighbouring points keeping its P- and Q-mass.
+    fn split_atom(&mut self, x: f64, lp: f64, d: f64, ln_dm: f64, infl: f64) -> Result<()> {
+        let j = floor_index(x, d)?;
+        let a = j as f64 * d;
+        if a == x {
+            self.push(j, lp + infl);
+        } else {
+            self.split_cell(j, lp, lp + (-(a - x).exp_m1()).ln(), ln_dm, infl);
+        }
+        Ok(())
+    }
     fn finish(self, step: f64, ln_inf: f64, max_len: usize) -> Result<Lattice> {
         if self.entries.is_empty() {
             return Ok(Lattice {
@@ -142,23 +172,9 @@ impl Lattice {
         };
         let mut ln_inf = law.ln_inf_mass() + infl;
         let ln_dm = (-(-d).exp_m1()).ln(); // ln(1 − e^{−Δ})
-        let split = |dense: &mut LogDense, j: i64, lp: f64, lm: f64| {
-            if lp == f64::NEG_INFINITY {
-                return;
-            }
-            // Share sent up: w = m / (P (1 − e^{−Δ})) ∈ [0, 1].
-            let lw = (lm - lp - ln_dm).min(0.0);
-            dense.push(j + 1, lp + lw + infl);
-            let rest = if lw == f64::NEG_INFINITY {
-                0.0
-            } else {
-                (-lw.exp()).ln_1p()
-            };
-            dense.push(j, lp + rest + infl);
-        };
         if let Some((cells, ia, range)) = grid_cells(law, d, ln_tail, max_len)? {
             for (i, &(_, lp, lm)) in cells.iter().enumerate() {
-                split(&mut dense, ia + i as i64, lp, lm);
+                dense.split_cell(ia + i as i64, lp, lm, ln_dm, infl);
             }
             // Tails: below the grid up to its first point, above it to +∞.
             dense.push(ia, range.ln_below);
@@ -177,14 +193,7 @@ impl Lattice {
                     continue;
                 }
             }
-            let j = floor_index(x, d)?;
-            let a = j as f64 * d;
-            if a == x {
-                dense.push(j, p.ln() + infl);
-            } else {
-                let lm = p.ln() + (-(a - x).exp_m1()).ln();
-                split(&mut dense, j, p.ln(), lm);
-            }
+            dense.split_atom(x, p.ln(), d, ln_dm, infl)?;
         }
         dense.finish(d, ln_inf, max_len)
     }
@@ -229,25 +238,9 @@ impl Lattice {
             entries: Vec::with_capacity(2 * self.ln_pmf.len()),
         };
         for (i, &lp) in self.ln_pmf.iter().enumerate() {
-            if lp == f64::NEG_INFINITY {
-                continue;
+            if lp > f64::NEG_INFINITY {
+                dense.split_atom(self.loss(i), lp, d, ln_dm, infl)?;
             }
-            let x = self.loss(i);
-            let j = floor_index(x, d)?;
-            let a = j as f64 * d;
-            if a == x {
-                dense.push(j, lp + infl);
-                continue;
-            }
-            let lm = lp + (-(a - x).exp_m1()).ln();
-            let lw = (lm - lp - ln_dm).min(0.0);
-            dense.push(j + 1, lp + lw + infl);
-            let rest = if lw == f64::NEG_INFINITY {
-                0.0
-            } else {
-                (-lw.exp()).ln_1p()
-            };
-            dense.push(j, lp + rest + infl);
         }
         dense.finish(d, self.ln_inf + infl, max_len)
     }

@@ -87,9 +87,35 @@ fn gauss_legendre8() -> &'static [(f64, f64); 8] {
     })
 }
 
-/// The 8-point Gauss–Legendre table (for the other laws of this module tree).
-pub(crate) fn gauss_legendre8_pub() -> &'static [(f64, f64); 8] {
-    gauss_legendre8()
+/// A loss cell integrated in output space: `(ln ∫_u^v p, ln ∫_u^v (1 − e^{a − ℓ(y)}) p dy)`
+/// by 8-point Gauss–Legendre on pieces of width at most `1/per_unit` (a cell near the end
+/// of a loss range can be wide in output space, where the density changes fast).
+pub(crate) fn cell_in_output(
+    u: f64,
+    v: f64,
+    per_unit: f64,
+    a: f64,
+    ln_p: &dyn Fn(f64) -> f64,
+    loss: &dyn Fn(f64) -> f64,
+) -> (f64, f64) {
+    let pieces = (((v - u) * per_unit).ceil() as usize).max(1);
+    let hw = (v - u) / pieces as f64;
+    let mut lp = f64::NEG_INFINITY;
+    let mut lm = f64::NEG_INFINITY;
+    for i in 0..pieces {
+        let half = 0.5 * hw;
+        let mid = u + (i as f64 + 0.5) * hw;
+        for &(x, w) in gauss_legendre8() {
+            let y = mid + half * x;
+            let lg = ln_p(y) + (w * half).ln();
+            lp = log_add(lp, lg);
+            let f = -(a - loss(y)).exp_m1();
+            if f > 0.0 {
+                lm = log_add(lm, lg + f.ln());
+            }
+        }
+    }
+    (lp, lm)
 }
 
 /// `ln(e^a + e^b)` without overflow.
@@ -619,26 +645,9 @@ impl LossLaw for BoundedNoiseLaw {
                 out.push((f64::NEG_INFINITY, f64::NEG_INFINITY));
                 continue;
             }
-            // Cells near the ends of the loss range can be wide in x, where the density
-            // changes fast: integrate on pieces of width ≤ 1/256.
-            let pieces = (((v - u) * 256.0).ceil() as usize).max(1);
-            let hw = (v - u) / pieces as f64;
-            let mut lp = f64::NEG_INFINITY;
-            let mut lm = f64::NEG_INFINITY;
-            for p in 0..pieces {
-                let half = 0.5 * hw;
-                let mid = u + (p as f64 + 0.5) * hw;
-                for &(x, w) in gauss_legendre8() {
-                    let t = mid + half * x;
-                    let lg = -self.family.f(t) - self.ln_z + (w * half).ln();
-                    let l = self.loss_x(t);
-                    lp = log_add(lp, lg);
-                    let f = -(a - l).exp_m1();
-                    if f > 0.0 {
-                        lm = log_add(lm, lg + f.ln());
-                    }
-                }
-            }
+            let ln_p = |t: f64| -self.family.f(t) - self.ln_z;
+            let loss = |t: f64| self.loss_x(t);
+            let (lp, lm) = cell_in_output(u, v, 256.0, a, &ln_p, &loss);
             out.push((lp, lm));
         }
         out

@@ -11,7 +11,7 @@
 //! integrated by 8-point Gauss–Legendre (a cell reaching the end of the loss range uses
 //! the closed-form CDFs).
 
-use super::law::{log_add, ContinuousRange, LossLaw};
+use super::law::{cell_in_output, log_add, ContinuousRange, LossLaw};
 use crate::error::{out_of_range, Result};
 use densities::normal::ln_cdf;
 
@@ -269,24 +269,10 @@ impl LossLaw for SubsampledLaw {
         };
         let (u, v) = if u < v { (u, v) } else { (v, u) };
         // Near the bounded end of the loss range one cell spans a long y-interval over
-        // which the density changes by many orders: integrate on pieces of width ≤ 1/32.
-        let pieces = (((v - u) * 32.0).ceil() as usize).max(1);
-        let hw = (v - u) / pieces as f64;
-        let mut lp = f64::NEG_INFINITY;
-        let mut lm = f64::NEG_INFINITY;
-        for i in 0..pieces {
-            let half = 0.5 * hw;
-            let mid = u + (i as f64 + 0.5) * hw;
-            for &(x, w) in super::law::gauss_legendre8_pub() {
-                let y = mid + half * x;
-                let lg = self.ln_p(y) + (w * half).ln();
-                lp = log_add(lp, lg);
-                let f = -(a - self.loss(y)).exp_m1();
-                if f > 0.0 {
-                    lm = log_add(lm, lg + f.ln());
-                }
-            }
-        }
+        // which the density changes by many orders: pieces of width ≤ 1/32.
+        let ln_p = |y: f64| self.ln_p(y);
+        let loss = |y: f64| self.loss(y);
+        let (lp, lm) = cell_in_output(u, v, 32.0, a, &ln_p, &loss);
         (lp, lm)
     }
     fn loss_scale(&self) -> f64 {

@@ -503,3 +503,33 @@ fn fig19_exact_radius_is_below_certified_and_pessimistic_is_valid() {
     let last = a.iter().find(|r| r.x == 1e6).unwrap().y;
     assert!((last / clt - 1.0).abs() < 1e-3, "{last} vs CLT {clt}");
 }
+
+#[test]
+fn fig22_exact_dp_sgd_epsilon_is_narrowly_bracketed_and_below_the_rdp_bound() {
+    let t = data("fig22");
+    for sigma in ["0.8", "1", "2"] {
+        let exact = series(&t, "main", &format!("sigma_{sigma}"));
+        let rdp = series(&t, "main", &format!("rdp_sigma_{sigma}"));
+        assert_eq!(exact.len(), rdp.len());
+        let mut prev = 0.0;
+        for (e, r) in exact.iter().zip(&rdp) {
+            let (lo, hi) = (e.extra[0], e.extra[1]);
+            // The certified bracket (y_lo ≤ y ≤ y_hi) is at most 1e-3 wide, relative.
+            assert!(
+                lo <= e.y && e.y <= hi && (hi - lo) / hi <= 1e-3,
+                "{sigma} at {}",
+                e.x
+            );
+            // The exact ε is below the RDP bound everywhere, by at least 10 %.
+            assert!(hi < 0.9 * r.y, "{sigma} at {}: {hi} vs RDP {}", e.x, r.y);
+            // ε grows with the number of steps.
+            assert!(e.y > prev);
+            prev = e.y;
+        }
+    }
+    // More noise, less ε: at every T, σ = 0.8 > σ = 1 > σ = 2.
+    let s = |k: &str| series(&t, "main", k);
+    for ((a, b), c) in s("sigma_0.8").iter().zip(s("sigma_1")).zip(s("sigma_2")) {
+        assert!(a.y > b.y && b.y > c.y);
+    }
+}

@@ -32,6 +32,17 @@ pub fn compute(m: &Manifest) -> Result<(RenderedFigure, f64), DpwError> {
     let fail = |what: String| DpwError::Failure(format!("{}: {what}", m.file));
     let table = m.job.run(&|| bar.inc(1)).map_err(&fail)?;
     bar.finish_and_clear();
+    if table.rows().is_empty() {
+        // Accepted values that leave nothing computable (e.g. the classical Gaussian's
+        // ε < 1 on a grid of ε ≥ 1): refused like bad input, nothing written.
+        return Err(DpwError::Input {
+            file: m.file.clone(),
+            key: "params".into(),
+            message: "no point of the grids can be computed with these values, so there is \
+                      nothing to draw (see the kind's documented ranges)"
+                .into(),
+        });
+    }
     table.check_finite().map_err(&fail)?;
     let points = table.to_points();
     let plot = titled(&m.plot, &table);

@@ -941,3 +941,18 @@ fn set_overrides_a_value_writes_to_out_only_and_check_compares_against_a_stated_
     assert!(against("b/data/fig4.csv").status.success());
     assert_eq!(against("a/data/fig4.csv").status.code(), Some(1));
 }
+
+#[test]
+fn accepted_values_that_leave_nothing_to_draw_are_refused() {
+    // fig4 with ε ≥ 1 only: the classical Gaussian needs ε < 1, so no point remains.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let text = fs::read_to_string(root.join("experiments/fig4.toml")).unwrap();
+    let rel = write_manifest(dir.path(), "fig4", &text);
+    let out = dpw(
+        dir.path(),
+        &["run", &rel, "--out", "o", "--set", "params.epsilon=[1, 2]"],
+    );
+    assert_bad_output(&out, &rel, "params");
+    assert!(!dir.path().join("o").exists());
+}

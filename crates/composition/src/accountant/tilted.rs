@@ -315,7 +315,7 @@ impl TiltedSum {
             return Err(out_of_range(
                 "FFT window (bins)",
                 n as f64,
-                "at most the bin budget (2^24 by default): raise the accuracy or the budget",
+                "within the bin budget of one FFT window (2^23 by default, 2^21 for a stage of a huge count): ask for a coarser accuracy",
             ));
         }
         let tail_lo = ln_chernoff(factors, lambda, base, w_lo as f64 * d, false).exp();

@@ -246,7 +246,29 @@ pub fn calibrate(req: &Request) -> Vec<Row> {
         result: exact,
         note: exact_note,
     });
-    rows
+    rows.into_iter().map(representable).collect()
+}
+
+/// A row whose numbers are not all finite normal doubles (an overflow to inf, a NaN, a
+/// subnormal that keeps few digits, a −0) becomes a dash with the reason: a value that
+/// cannot be computed is never printed.
+fn representable(mut row: Row) -> Row {
+    if let Ok(n) = &row.result {
+        let bad = [
+            ("scale", n.scale),
+            ("E|X|", n.mean_abs),
+            ("E X^2", n.second_moment),
+            ("max error", n.max_error),
+        ]
+        .into_iter()
+        .find(|(_, v)| !(v.is_finite() && *v >= f64::MIN_POSITIVE));
+        if let Some((what, _)) = bad {
+            row.result = Err(format!(
+                "not computable in double precision at these inputs ({what} over- or underflows)"
+            ));
+        }
+    }
+    row
 }
 
 /// The bounded noise's numbers at radius `r` (moments and quantile are upper bounds).

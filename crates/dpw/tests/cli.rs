@@ -956,3 +956,44 @@ fn accepted_values_that_leave_nothing_to_draw_are_refused() {
     assert_bad_output(&out, &rel, "params");
     assert!(!dir.path().join("o").exists());
 }
+
+#[test]
+fn calibrate_never_prints_nan_inf_or_negative_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        ["--epsilon", "700", "--delta", "1e-6"],
+        ["--epsilon", "1e-300", "--delta", "1e-6"],
+        ["--epsilon", "1", "--delta", "1e-6"],
+        ["--epsilon", "1e308", "--delta", "1e-2"],
+    ] {
+        for format in ["csv", "json", "table"] {
+            let mut a = vec!["calibrate"];
+            a.extend_from_slice(&args);
+            a.extend_from_slice(&["--format", format]);
+            let out = dpw(dir.path(), &a);
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+            let text = stdout(&out).to_lowercase();
+            for bad in ["nan", "inf", ",-0,", " -0 "] {
+                assert!(!text.contains(bad), "{args:?} {format}: {bad} in {text}");
+            }
+            if format == "json" {
+                serde_json::from_str::<serde_json::Value>(&stdout(&out)).expect("valid JSON");
+            }
+        }
+    }
+    let out = dpw(
+        dir.path(),
+        &[
+            "calibrate",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-6",
+            "--sensitivity",
+            "1e300",
+            "--format",
+            "csv",
+        ],
+    );
+    assert!(!stdout(&out).to_lowercase().contains("inf,") && !stdout(&out).contains("NaN"));
+}

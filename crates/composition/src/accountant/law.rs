@@ -235,8 +235,8 @@ impl ClippedLaplaceLaw {
     /// assert_eq!(l.atoms().len(), 2);
     /// ```
     pub fn laplace(eps0: f64) -> Result<Self> {
-        if !(eps0.is_finite() && eps0 > 0.0 && eps0 <= 1e4) {
-            return Err(out_of_range("sensitivity/scale", eps0, "(0, 1e4]"));
+        if !(eps0.is_finite() && (1e-8..=1e4).contains(&eps0)) {
+            return Err(out_of_range("sensitivity/scale", eps0, "[1e-8, 1e4]"));
         }
         Ok(Self {
             eps0,
@@ -289,8 +289,8 @@ impl ClippedLaplaceLaw {
         let h = tl.h;
         let s = used;
         let eps0 = s / lam;
-        if eps0.is_nan() || eps0 > 1e4 {
-            return Err(out_of_range("sensitivity/lambda", eps0, "(0, 1e4]"));
+        if eps0.is_nan() || !(1e-8..=1e4).contains(&eps0) {
+            return Err(out_of_range("sensitivity/lambda", eps0, "[1e-8, 1e4]"));
         }
         // P-mass of y in [u, v] (in units of λ: t = y/λ), density e^{−|t|}/(2(1 − e^{−h})).
         let norm = 2.0 * (-(-h).exp_m1());
@@ -409,7 +409,7 @@ pub struct DiscreteLaw {
 }
 
 impl DiscreteLaw {
-    /// Binary randomized response with parameter ε₀ ∈ (0, 700]: `L = ±ε₀` with P-masses
+    /// Binary randomized response with parameter ε₀ ∈ [1e-8, 700]: `L = ±ε₀` with P-masses
     /// `e^{ε₀}/(1 + e^{ε₀})` and `1/(1 + e^{ε₀})`.
     ///
     /// ```
@@ -418,8 +418,8 @@ impl DiscreteLaw {
     /// assert!((rr.atoms()[1].1 - 1f64.exp() / (1.0 + 1f64.exp())).abs() < 1e-15);
     /// ```
     pub fn randomized_response(eps0: f64) -> Result<Self> {
-        if !(eps0.is_finite() && eps0 > 0.0 && eps0 <= 700.0) {
-            return Err(out_of_range("epsilon", eps0, "(0, 700]"));
+        if !(eps0.is_finite() && (1e-8..=700.0).contains(&eps0)) {
+            return Err(out_of_range("epsilon", eps0, "[1e-8, 700]"));
         }
         let low = 1.0 / (1.0 + eps0.exp());
         let high = 1.0 / (1.0 + (-eps0).exp());
@@ -473,7 +473,8 @@ pub struct BoundedNoiseLaw {
 }
 
 impl BoundedNoiseLaw {
-    /// Noise `R·X`, `X ∝ e^{−f}` of `family`, for sensitivity `s`; `s/R ∈ [1e-12, 2)`.
+    /// Noise `R·X`, `X ∝ e^{−f}` of `family`, for sensitivity `s`; `s/R ∈ [1e-12, 0.5]`
+    /// (a radius below twice the sensitivity leaves hardly any privacy to account).
     ///
     /// ```
     /// use composition::accountant::{BoundedNoiseLaw, LossLaw};
@@ -487,8 +488,8 @@ impl BoundedNoiseLaw {
             return Err(out_of_range("radius", radius, "(0, inf)"));
         }
         let r = s / radius;
-        if !(r.is_finite() && (1e-12..2.0).contains(&r)) {
-            return Err(out_of_range("sensitivity/radius", r, "[1e-12, 2)"));
+        if !(r.is_finite() && (1e-12..=0.5).contains(&r)) {
+            return Err(out_of_range("sensitivity/radius", r, "[1e-12, 0.5]"));
         }
         if let BoundedFamily::Power { alpha } = family {
             if !(alpha.is_finite() && alpha > 0.0 && alpha <= 100.0) {

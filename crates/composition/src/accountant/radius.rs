@@ -63,7 +63,7 @@ pub fn least_radius_bracket(
     };
     // r_ok: certified sufficient (ε_up ≤ ε); r_bad: certified insufficient (ε_lo > ε).
     let (mut r_ok, mut r_bad): (Option<f64>, Option<f64>) = (None, None);
-    let mut r = (1.0 / start).min(1.0);
+    let mut r = (1.0 / start).min(0.5);
     let mut last: Option<(f64, f64)> = None; // (ln r, ln ε_mid) of the previous point
     for _ in 0..40 {
         let (lo, up) = eval(r)?;
@@ -99,7 +99,7 @@ pub fn least_radius_bracket(
             (Some(_), None) => aim(lo, 1.0 + accuracy),
             (Some(a), Some(b)) => (a * b).sqrt(),
         };
-        r = r.min(1.9);
+        r = r.min(0.5);
     }
     match (r_ok, r_bad) {
         (Some(a), Some(b)) => Ok(RadiusBracket {

@@ -51,7 +51,7 @@ pub enum MechanismKind {
     },
     /// Binary randomized response with parameter `epsilon`.
     RandomizedResponse {
-        /// ε₀ ∈ (0, 700].
+        /// ε₀ ∈ [1e-8, 700].
         epsilon: f64,
     },
     /// The truncated Laplacian calibrated to (`epsilon`, `delta`).
@@ -208,9 +208,9 @@ impl std::str::FromStr for MechanismSpec {
         };
         let rate = || -> Result<f64, SpecError> {
             let q = need("q")?;
-            if !(q > 0.0 && q <= 1.0) {
+            if !(1e-9..=1.0).contains(&q) {
                 return Err(SpecError(format!(
-                    "{kind}: q = {q} is outside the allowed range (0, 1]"
+                    "{kind}: q = {q} is outside the allowed range [1e-9, 1]"
                 )));
             }
             Ok(q)
@@ -235,10 +235,10 @@ impl std::str::FromStr for MechanismSpec {
                     kind,
                     "epsilon",
                     need("epsilon")?,
-                    0.0,
+                    1e-8,
                     700.0,
-                    true,
-                    "(0, 700]",
+                    false,
+                    "[1e-8, 700]",
                 )?,
             },
             "truncated-laplace" => MechanismKind::TruncatedLaplace {
@@ -246,10 +246,10 @@ impl std::str::FromStr for MechanismSpec {
                     kind,
                     "epsilon",
                     need("epsilon")?,
-                    0.0,
+                    1e-8,
                     700.0,
-                    true,
-                    "(0, 700]",
+                    false,
+                    "[1e-8, 700]",
                 )?,
                 delta: {
                     let d = need("delta")?;
@@ -342,17 +342,17 @@ impl MechanismSpec {
             }
             MechanismKind::RandomizedResponse { epsilon } => Box::new(
                 DiscreteLaw::randomized_response(epsilon)
-                    .map_err(|_| wrap("epsilon", "(0, 700]", epsilon))?,
+                    .map_err(|_| wrap("epsilon", "[1e-8, 700]", epsilon))?,
             ),
             MechanismKind::TruncatedLaplace { epsilon, delta } => Box::new(
                 ClippedLaplaceLaw::truncated_laplace(epsilon, delta, s, s)
-                    .map_err(|_| wrap("epsilon", "(0, 700] with delta in (0, 1)", epsilon))?,
+                    .map_err(|_| wrap("epsilon", "[1e-8, 700] with delta in (0, 1)", epsilon))?,
             ),
             MechanismKind::Bounded { family, radius } => {
                 Box::new(BoundedNoiseLaw::new(family, radius, s).map_err(|_| {
                     wrap(
                         "sensitivity/radius",
-                        "[1e-12, 2) (alpha in (0, 100])",
+                        "[1e-12, 0.5] (alpha in (0, 100])",
                         s / radius,
                     )
                 })?)

@@ -48,7 +48,7 @@ const LN_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
 
 impl SubsampledLaw {
     /// `μ` = sensitivity/scale in `[1e-6, 50]` (one use at μ = 50 is already ε ≈ 50, no
-    /// privacy left to account), `q` in `(0, 1]`.
+    /// privacy left to account), `q` in `[1e-9, 1]`.
     ///
     /// ```
     /// use composition::accountant::subsampled::{Base, Direction, SubsampledLaw};
@@ -60,8 +60,8 @@ impl SubsampledLaw {
         if !(mu.is_finite() && (1e-6..=50.0).contains(&mu)) {
             return Err(out_of_range("sensitivity/scale", mu, "[1e-6, 50]"));
         }
-        if !(q > 0.0 && q <= 1.0) {
-            return Err(out_of_range("q", q, "(0, 1]"));
+        if !(1e-9..=1.0).contains(&q) {
+            return Err(out_of_range("q", q, "[1e-9, 1]"));
         }
         Ok(Self {
             base,

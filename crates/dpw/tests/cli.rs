@@ -997,3 +997,115 @@ fn calibrate_never_prints_nan_inf_or_negative_zero() {
     );
     assert!(!stdout(&out).to_lowercase().contains("inf,") && !stdout(&out).contains("NaN"));
 }
+
+#[test]
+fn privacy_curve_other_accountants_bound_or_match_the_exact_one() {
+    let text = r##"id = "acc"
+title = "accountants side by side"
+kind = "privacy_curve"
+
+[source]
+paper = "test"
+figure = "none"
+chosen = "test"
+
+[params]
+accountant = "pld"
+vary = "count"
+grid = [1, 10, 100]
+delta = 1e-6
+mechanisms = [
+  { key = "rr", spec = "rr:epsilon=0.5" },
+  { key = "rr_dp", spec = "rr:epsilon=0.5", accountant = "optimal_dp" },
+  { key = "lap", spec = "laplace:scale=2" },
+  { key = "lap_dp", spec = "laplace:scale=2", accountant = "optimal_dp" },
+  { key = "g", spec = "gaussian:sigma=3" },
+  { key = "g_zcdp", spec = "gaussian:sigma=3", accountant = "zcdp" },
+]
+
+[plot]
+title = "t"
+columns = 1
+panel_width = 400
+panel_height = 300
+
+[[plot.panels]]
+key = "main"
+title = "t"
+x = { label = "k", scale = "log" }
+y = { label = "eps", scale = "log" }
+
+[[plot.series]]
+key = "rr"
+label = "rr"
+color = "#000000"
+
+[[plot.series]]
+key = "rr_dp"
+label = "rr_dp"
+color = "#000000"
+
+[[plot.series]]
+key = "lap"
+label = "lap"
+color = "#000000"
+
+[[plot.series]]
+key = "lap_dp"
+label = "lap_dp"
+color = "#000000"
+
+[[plot.series]]
+key = "g"
+label = "g"
+color = "#000000"
+
+[[plot.series]]
+key = "g_zcdp"
+label = "g_zcdp"
+color = "#000000"
+
+[check]
+rel = 1e-6
+abs = 1e-12
+"##;
+    let dir = tempfile::tempdir().unwrap();
+    let rel = write_manifest(dir.path(), "acc", text);
+    let out = dpw(dir.path(), &["run", &rel, "--out", "o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = fs::read_to_string(dir.path().join("o/data/acc.csv")).unwrap();
+    let get = |series: &str, k: &str| -> (f64, f64, f64) {
+        let l = csv
+            .lines()
+            .find(|l| l.starts_with(&format!("main,{series},{k},")))
+            .unwrap();
+        let f: Vec<f64> = l
+            .split(',')
+            .skip(3)
+            .take(3)
+            .map(|v| v.parse().unwrap())
+            .collect();
+        (f[1], f[0], f[2])
+    };
+    for k in ["1.0", "10.0", "100.0"] {
+        // Randomized response: optimal DP composition is exact, inside the bracket.
+        let (lo, _, hi) = get("rr", k);
+        let (_, e, _) = get("rr_dp", k);
+        assert!(
+            lo <= e * (1.0 + 1e-9) && e <= hi * (1.0 + 1e-9),
+            "rr k={k}: {e} vs [{lo}, {hi}]"
+        );
+        // Laplace and Gaussian: the generic bounds are never below the exact upper end.
+        assert!(get("lap_dp", k).1 >= get("lap", k).2, "laplace k={k}");
+        assert!(get("g_zcdp", k).1 >= get("g", k).2, "gaussian k={k}");
+    }
+    // zcdp does not apply to Laplace: refused in one line naming the mechanism's key.
+    let bad = edit(
+        text,
+        "{ key = \"lap_dp\", spec = \"laplace:scale=2\", accountant = \"optimal_dp\" }",
+        "{ key = \"lap_dp\", spec = \"laplace:scale=2\", accountant = \"zcdp\" }",
+    );
+    let rel = write_manifest(dir.path(), "acc", &bad);
+    let out = dpw(dir.path(), &["run", &rel, "--out", "p"]);
+    assert_bad_output(&out, &rel, "params.mechanisms[3].accountant");
+}

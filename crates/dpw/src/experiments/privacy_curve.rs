@@ -18,7 +18,10 @@
 //! `vary = "delta"` reports ε at each δ of the grid, `vary = "epsilon"` δ at each ε.
 //! A mechanism may name its own `accountant`: `"rdp"` (the Rényi-DP moments accountant,
 //! [`composition::rdp`], an upper bound on ε) applies to `gaussian` and
-//! `subsampled-gaussian` when ε is reported, and is refused in one line otherwise.
+//! `subsampled-gaussian` when ε is reported; `"zcdp"` (ρ = count·Δ²/(2σ²) with the
+//! Canonne–Kamath–Steinke conversion) to `gaussian`; `"optimal_dp"` (optimal composition
+//! of ε₀-DP, or (ε₀, δ₀)-DP for the truncated Laplacian) to `rr`, `laplace` and
+//! `truncated-laplace`. Anything else is refused in one line.
 //! One series per mechanism key, one panel `main`; `y` is the bracket's midpoint,
 //! `y_lo,y_hi` its certified ends.
 //! Columns: `panel,series,x,y,y_lo,y_hi,count,epsilon,delta` (the reported quantity's
@@ -63,6 +66,12 @@ enum Method {
     Pld,
     /// Rényi DP over integer orders: an upper bound on ε.
     Rdp,
+    /// zCDP of the Gaussian with the Canonne–Kamath–Steinke conversion (formulas.md §3.4).
+    Zcdp,
+    /// Optimal composition of pure (or approximate) DP mechanisms (formulas.md §3.1):
+    /// exact for randomized response, an upper bound for Laplace and the truncated
+    /// Laplacian, which it treats by their (ε, δ) guarantee.
+    OptimalDp,
 }
 
 #[derive(Debug, Deserialize)]
@@ -91,12 +100,14 @@ fn method(name: &str, key: &str) -> Result<Method, KeyError> {
     match name {
         "pld" => Ok(Method::Pld),
         "rdp" => Ok(Method::Rdp),
+        "zcdp" => Ok(Method::Zcdp),
+        "optimal_dp" => Ok(Method::OptimalDp),
         other => Err(KeyError::new(
             key,
             format!(
-                "\"{other}\" is not available: \"pld\" (certified, any mechanism) or \"rdp\" \
-                 (gaussian and subsampled-gaussian); optimal_dp, zcdp and concentration are \
-                 not built for mechanism lists yet"
+                "\"{other}\" is not available: \"pld\" (certified, any mechanism), \"rdp\" \
+                 (gaussian, subsampled-gaussian), \"zcdp\" (gaussian) or \"optimal_dp\" (rr, \
+                 laplace, truncated-laplace); concentration is not built for mechanism lists yet"
             ),
         )),
     }
@@ -133,34 +144,39 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             Some(a) => method(a, &akey)?,
             None => global,
         };
-        if meth == Method::Rdp {
-            let gaussian = matches!(
+        let applies = match meth {
+            Method::Pld => true,
+            Method::Rdp => matches!(
                 spec.kind,
                 MechanismKind::Gaussian { .. } | MechanismKind::SubsampledGaussian { .. }
-            );
-            if !gaussian {
-                return Err(KeyError::new(
-                    if m.accountant.is_some() {
-                        akey
-                    } else {
-                        "params.accountant".into()
-                    },
-                    format!(
-                        "\"rdp\" applies to gaussian and subsampled-gaussian only, not {}",
-                        spec.kind_name()
-                    ),
-                ));
-            }
-            if reports_delta {
-                return Err(KeyError::new(
-                    if m.accountant.is_some() {
-                        akey
-                    } else {
-                        "params.accountant".into()
-                    },
-                    "\"rdp\" reports epsilon at a delta only (use delta, or vary = \"delta\")",
-                ));
-            }
+            ),
+            Method::Zcdp => matches!(spec.kind, MechanismKind::Gaussian { .. }),
+            Method::OptimalDp => matches!(
+                spec.kind,
+                MechanismKind::RandomizedResponse { .. }
+                    | MechanismKind::Laplace { .. }
+                    | MechanismKind::TruncatedLaplace { .. }
+            ),
+        };
+        let where_ = if m.accountant.is_some() {
+            akey
+        } else {
+            "params.accountant".into()
+        };
+        if !applies {
+            return Err(KeyError::new(
+                where_,
+                format!(
+                    "this accountant does not apply to {} (pld applies to every mechanism)",
+                    spec.kind_name()
+                ),
+            ));
+        }
+        if meth == Method::Rdp && reports_delta {
+            return Err(KeyError::new(
+                where_,
+                "\"rdp\" reports epsilon at a delta only (use delta, or vary = \"delta\")",
+            ));
         }
         mechanisms.push((m.key.clone(), spec, meth));
     }
@@ -300,6 +316,38 @@ impl Job for PrivacyCurve {
                         )
                         .map_err(|e| format!("{key} at x = {x}: {e}"))?;
                         (e, e, e)
+                    }
+                    Method::Zcdp => {
+                        let MechanismKind::Gaussian { sigma } = s.kind else {
+                            unreachable!("validated in prepare")
+                        };
+                        let rho = s.count as f64
+                            * composition::zcdp::gaussian_rho(s.sensitivity, sigma)
+                                .map_err(|e| format!("{key}: {e}"))?;
+                        let v = if report_eps {
+                            composition::zcdp::epsilon_cks(rho, given)
+                        } else {
+                            composition::zcdp::delta_cks(rho, given)
+                        }
+                        .map_err(|e| format!("{key} at x = {x}: {e}"))?;
+                        (v, v, v)
+                    }
+                    Method::OptimalDp => {
+                        let (e0, d0) = match s.kind {
+                            MechanismKind::RandomizedResponse { epsilon } => (epsilon, 0.0),
+                            MechanismKind::Laplace { scale } => (s.sensitivity / scale, 0.0),
+                            MechanismKind::TruncatedLaplace { epsilon, delta } => (epsilon, delta),
+                            _ => unreachable!("validated in prepare"),
+                        };
+                        let k = s.count;
+                        let v = match (report_eps, d0 > 0.0) {
+                            (true, false) => composition::dp_epsilon(k, e0, given),
+                            (true, true) => composition::dp_epsilon_approx(k, e0, d0, given),
+                            (false, false) => composition::dp_delta(k, e0, given),
+                            (false, true) => composition::dp_delta_approx(k, e0, d0, given),
+                        }
+                        .map_err(|e| format!("{key} at x = {x}: {e}"))?;
+                        (v, v, v)
                     }
                     Method::Pld => {
                         let mut acc = accountant(std::slice::from_ref(&s))

@@ -1,6 +1,7 @@
 //! Rényi-DP accounting of the Poisson-subsampled Gaussian mechanism (the "moments
 //! accountant" of DP-SGD; Abadi et al. 2016; Mironov, Talwar & Zhang 2019), the classical
-//! upper bound beside which the exact accountant ([`crate::accountant`]) is drawn.
+//! upper bound beside which the exact accountant ([`crate::accountant`]) is drawn
+//! (docs/accountant.md §8).
 //!
 //! For integer orders α ≥ 2 the Rényi divergence of the mixture `(1−q)N(0,σ²) + qN(1,σ²)`
 //! from `N(0,σ²)` is `ln A_α / (α − 1)` with

@@ -1,6 +1,6 @@
 //! The tilted accountant against independent computations: k-fold Gaussian (one Gaussian
 //! with μ√k, closed form in log space), k-fold randomized response (the binomial formula
-//! of formulas.md §3.1), heterogeneous Gaussian lists, Laplace against its closed-form
+//! of docs/accountant.md §2.4), heterogeneous Gaussian lists, Laplace against its closed-form
 //! profile and a quadrature of the two-fold composition, and each discretisation against
 //! a direct quadrature of the hockey-stick divergence in output space.
 

@@ -1,4 +1,5 @@
-//! Discretisation of a loss law onto the grid `jΔ`, on either side of the truth.
+//! Discretisation of a loss law onto the grid `jΔ`, on either side of the truth
+//! (docs/accountant.md §3).
 //!
 //! - [`Lattice::pessimistic`] (connect the dots; Doroshenko, Ghazi, Kamath, Kumar &
 //!   Manurangsi, PETS 2022): every cell `(a, b]` of the atomless part, and every atom

@@ -1,6 +1,6 @@
 //! Privacy-loss laws of single mechanisms as the tilted accountant needs them: finite
 //! atoms, the `+∞` atom in log space, and per-cell masses of the atomless part
-//! (formulas.md §0 for the loss, §1.1–§1.4 for the mechanisms).
+//! (docs/accountant.md §1 for the loss, §2 for the mechanisms, §3 for the cells).
 //!
 //! For a cell `I = (a, b]` of loss values the accountant needs two numbers of the atomless
 //! part `L_c`: its P-mass `P(I)` and `m(I) = E_P[1 − e^{a − L}; L ∈ I]`. The pair fixes
@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 /// the pessimistic law inflates, the optimistic one deflates every mass by it.
 pub const CELL_REL_ERR: f64 = 2e-15;
 
-/// The P-law of one mechanism's privacy loss `L = ln(p(Y)/q(Y))`, `Y ~ P` (formulas.md §0).
+/// The P-law of one mechanism's privacy loss `L = ln(p(Y)/q(Y))`, `Y ~ P` (docs/accountant.md §1).
 pub trait LossLaw: Send + Sync + std::fmt::Debug {
     /// Finite atoms `(loss, P-mass)`.
     fn atoms(&self) -> Vec<(f64, f64)>;
@@ -148,7 +148,7 @@ fn cell_by_density(g: &dyn Fn(f64) -> f64, a: f64, u: f64, v: f64) -> (f64, f64)
     (lp, lm)
 }
 
-/// Gaussian mechanism with `μ = sensitivity/σ`: `L ~ N(μ²/2, μ²)` under P (formulas.md §1.1).
+/// Gaussian mechanism with `μ = sensitivity/σ`: `L ~ N(μ²/2, μ²)` under P (docs/accountant.md §2.1).
 #[derive(Debug, Clone, Copy)]
 pub struct GaussianLaw {
     mu: f64,
@@ -208,7 +208,7 @@ impl LossLaw for GaussianLaw {
     }
 }
 
-/// Laplace-type loss (Laplace and the truncated Laplacian, formulas.md §1.2, §1.3): atoms
+/// Laplace-type loss (Laplace and the truncated Laplacian, docs/accountant.md §2.2, §2.3): atoms
 /// at `±ε₀`, an atomless part with density `c·e^{ℓ/2}` on `(lo, hi) ⊂ (−ε₀, ε₀)`, and
 /// possibly an atom at `+∞`.
 #[derive(Debug, Clone, Copy)]
@@ -400,7 +400,7 @@ impl LossLaw for ClippedLaplaceLaw {
     }
 }
 
-/// A loss with finitely many atoms only (randomized response, formulas.md §3.1).
+/// A loss with finitely many atoms only (randomized response, docs/accountant.md §2.4).
 #[derive(Debug, Clone)]
 pub struct DiscreteLaw {
     atoms: Vec<(f64, f64)>,
@@ -457,7 +457,7 @@ impl LossLaw for DiscreteLaw {
     }
 }
 
-/// Bounded noise of Dagan & Kur (formulas.md §1.4): density `∝ e^{−f(y/R)}` on `(−R, R)`
+/// Bounded noise of Dagan & Kur (docs/accountant.md §2.5): density `∝ e^{−f(y/R)}` on `(−R, R)`
 /// against its copy shifted by the sensitivity `s < 2R`. The loss
 /// `ℓ(y) = f((y−s)/R) − f(y/R)` decreases in `y` on `(s − R, R)` (f convex), is `+∞` on
 /// `(−R, s − R]` and `−∞` (no P-mass beyond R) above; cells are integrated in `y`.

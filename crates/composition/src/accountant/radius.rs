@@ -1,5 +1,5 @@
 //! The least radius of bounded noise for k queries, bracketed by the certified accountant
-//! (formulas.md §1.4 "exact δ"; Dagan & Kur 2022, Section 10, with exact accounting).
+//! (docs/accountant.md §7; Dagan & Kur 2022, Section 10, with exact accounting).
 //!
 //! The noise `R·X` (X from a bounded family) added to k sensitivity-1 answers is
 //! (ε, δ)-DP iff `δ_k(ε; r) ≤ δ` with `r = 1/R`, and `ε_k(δ; r)` increases with r. With the

@@ -3,13 +3,13 @@
 //!
 //! | kind | keys | loss law |
 //! |---|---|---|
-//! | `gaussian` | `sigma` | [`GaussianLaw`] with μ = sensitivity/σ (formulas.md §1.1) |
-//! | `laplace` | `scale` | [`ClippedLaplaceLaw::laplace`] with ε₀ = sensitivity/b (§1.2) |
-//! | `rr` | `epsilon` | [`DiscreteLaw::randomized_response`] (§3.1) |
-//! | `truncated-laplace` | `epsilon`, `delta` | [`ClippedLaplaceLaw::truncated_laplace`] (§1.3) |
-//! | `bounded` | `family` (`power` with `alpha`, or `exp`), `radius` | [`BoundedNoiseLaw`] (§1.4) |
-//! | `subsampled-gaussian` | `sigma`, `q` | [`SubsampledLaw`], Poisson rate q, both directions |
-//! | `subsampled-laplace` | `scale`, `q` | [`SubsampledLaw`], Poisson rate q, both directions |
+//! | `gaussian` | `sigma` | [`GaussianLaw`] with μ = sensitivity/σ (docs/accountant.md §2.1) |
+//! | `laplace` | `scale` | [`ClippedLaplaceLaw::laplace`] with ε₀ = sensitivity/b (§2.2) |
+//! | `rr` | `epsilon` | [`DiscreteLaw::randomized_response`] (§2.4) |
+//! | `truncated-laplace` | `epsilon`, `delta` | [`ClippedLaplaceLaw::truncated_laplace`] (§2.3) |
+//! | `bounded` | `family` (`power` with `alpha`, or `exp`), `radius` | [`BoundedNoiseLaw`] (§2.5) |
+//! | `subsampled-gaussian` | `sigma`, `q` | [`SubsampledLaw`], Poisson rate q, both directions (§2.6) |
+//! | `subsampled-laplace` | `scale`, `q` | [`SubsampledLaw`], Poisson rate q, both directions (§2.6) |
 //!
 //! Every kind also takes `sensitivity` (default 1; for `truncated-laplace` the
 //! sensitivity it is calibrated to and applied at) and `count` (default 1, an integer up

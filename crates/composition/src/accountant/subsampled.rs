@@ -1,5 +1,5 @@
-//! Poisson-subsampled Gaussian and Laplace mechanisms (DP-SGD accounting; formulas.md §0
-//! for the loss): with sampling rate q, the output law is the mixture
+//! Poisson-subsampled Gaussian and Laplace mechanisms (DP-SGD accounting; docs/accountant.md
+//! §2.6): with sampling rate q, the output law is the mixture
 //! `M = (1 − q)·B + q·B_s` of the base noise `B` and its copy shifted by the sensitivity.
 //! Under add/remove neighbours the two pairs `(M, B)` ("remove") and `(B, M)` ("add") are
 //! both possible; their privacy losses differ, so a composition is accounted in both

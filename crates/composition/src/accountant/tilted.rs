@@ -1,4 +1,4 @@
-//! Exponentially tilted FFT composition (accountant.md §1, §3; formulas.md §0).
+//! Exponentially tilted FFT composition (docs/accountant.md §4, §5).
 //!
 //! For the finite part `ω_i` of factor `i` (a sub-probability law on the grid) and
 //! `λ ≥ 0`, the tilted law is `ω_{i,λ}(x) = ω_i(x) e^{λx} / M_i(λ)`. Tilting commutes with

@@ -66,9 +66,9 @@ enum Method {
     Pld,
     /// Rényi DP over integer orders: an upper bound on ε.
     Rdp,
-    /// zCDP of the Gaussian with the Canonne–Kamath–Steinke conversion (formulas.md §3.4).
+    /// zCDP of the Gaussian with the Canonne–Kamath–Steinke conversion (docs/accountant.md §8).
     Zcdp,
-    /// Optimal composition of pure (or approximate) DP mechanisms (formulas.md §3.1):
+    /// Optimal composition of pure (or approximate) DP mechanisms (docs/accountant.md §8):
     /// exact for randomized response, an upper bound for Laplace and the truncated
     /// Laplacian, which it treats by their (ε, δ) guarantee.
     OptimalDp,

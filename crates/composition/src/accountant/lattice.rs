@@ -265,11 +265,6 @@ impl Lattice {
     pub fn loss(&self, i: usize) -> f64 {
         (self.lo + i as i64) as f64 * self.step
     }
-
-    /// Total finite mass (for tests).
-    pub fn finite_mass(&self) -> f64 {
-        self.ln_pmf.iter().map(|l| l.exp()).sum()
-    }
 }
 
 /// The pour of the module docs over atoms `(loss, ln P-mass)` sorted by decreasing loss.

@@ -40,8 +40,6 @@ pub trait LossLaw: Send + Sync + std::fmt::Debug {
     fn loss_scale(&self) -> f64;
     /// A loss value that should be a grid point multiple (the atoms' spacing), if any.
     fn grid_unit(&self) -> Option<f64>;
-    /// Mean of the loss (finite part; used for windows and tests only).
-    fn mean(&self) -> f64;
 }
 
 /// The range of the atomless part kept on the grid, and bounds on what is cut.
@@ -159,7 +157,7 @@ impl GaussianLaw {
     ///
     /// ```
     /// use composition::accountant::{GaussianLaw, LossLaw};
-    /// assert_eq!(GaussianLaw::new(2.0).unwrap().mean(), 2.0);
+    /// assert_eq!(GaussianLaw::new(2.0).unwrap().loss_scale(), 2.0);
     /// assert!(GaussianLaw::new(0.0).is_err());
     /// ```
     pub fn new(mu: f64) -> Result<Self> {
@@ -202,9 +200,6 @@ impl LossLaw for GaussianLaw {
     }
     fn grid_unit(&self) -> Option<f64> {
         None
-    }
-    fn mean(&self) -> f64 {
-        0.5 * self.mu * self.mu
     }
 }
 
@@ -250,23 +245,25 @@ impl ClippedLaplaceLaw {
     }
 
     /// The truncated Laplacian of Geng et al. calibrated to `(ε, δ)` for sensitivity Δ,
-    /// used on a query of sensitivity `used ≤ ...` (`used = Δ` for the calibrated case).
+    /// ε in `[1e-8, 700]` (docs/accountant.md §2.3).
     ///
     /// Density `B e^{−|y|/λ}` on `[−A, A]` with `λ = Δ/ε`, `A = λ ln(1 + (e^ε−1)/(2δ))`;
-    /// against the copy shifted by `s = used`: `L = +∞` on `[−A, s − A)`, `L = ε₀ = s/λ`
-    /// on `[s−A, 0]`, `L = −ε₀` on `[s, A]`, linear in between.
+    /// against the copy shifted by Δ: `L = +∞` on `[−A, Δ − A)`, `L = ε₀ = Δ/λ` on
+    /// `[Δ − A, 0]`, `L = −ε₀` on `[Δ, A]`, linear in between.
     ///
     /// ```
     /// use composition::accountant::{ClippedLaplaceLaw, LossLaw};
-    /// let t = ClippedLaplaceLaw::truncated_laplace(1.0, 1e-6, 1.0, 1.0).unwrap();
+    /// let t = ClippedLaplaceLaw::truncated_laplace(1.0, 1e-6, 1.0).unwrap();
     /// assert!((t.ln_inf_mass().exp() / 1e-6 - 1.0).abs() < 1e-9);
     /// ```
-    pub fn truncated_laplace(
-        epsilon: f64,
-        delta: f64,
-        sensitivity: f64,
-        used: f64,
-    ) -> Result<Self> {
+    pub fn truncated_laplace(epsilon: f64, delta: f64, sensitivity: f64) -> Result<Self> {
+        if epsilon.is_nan() || !(1e-8..=700.0).contains(&epsilon) {
+            return Err(out_of_range(
+                "truncated-laplace epsilon",
+                epsilon,
+                "[1e-8, 700]",
+            ));
+        }
         let tl = densities::truncated_laplace::TruncatedLaplace::new(epsilon, delta, sensitivity)
             .map_err(|_| {
             out_of_range(
@@ -275,23 +272,10 @@ impl ClippedLaplaceLaw {
                 "epsilon > 0, delta in (0, 1)",
             )
         })?;
-        if epsilon.is_nan() || epsilon > 700.0 {
-            return Err(out_of_range(
-                "truncated-laplace epsilon",
-                epsilon,
-                "(0, 700]",
-            ));
-        }
-        if !(used.is_finite() && used > 0.0) {
-            return Err(out_of_range("sensitivity", used, "(0, inf)"));
-        }
         let lam = tl.lambda;
         let h = tl.h;
-        let s = used;
+        let s = sensitivity;
         let eps0 = s / lam;
-        if eps0.is_nan() || !(1e-8..=1e4).contains(&eps0) {
-            return Err(out_of_range("sensitivity/lambda", eps0, "[1e-8, 1e4]"));
-        }
         // P-mass of y in [u, v] (in units of λ: t = y/λ), density e^{−|t|}/(2(1 − e^{−h})).
         let norm = 2.0 * (-(-h).exp_m1());
         let mass = |u: f64, v: f64| -> f64 {
@@ -388,16 +372,6 @@ impl LossLaw for ClippedLaplaceLaw {
     fn grid_unit(&self) -> Option<f64> {
         Some(self.eps0)
     }
-    fn mean(&self) -> f64 {
-        let mut m = self.eps0 * self.top - self.eps0 * self.bottom;
-        if self.hi > self.lo {
-            // ∫ ℓ c e^{ℓ/2} dℓ = c e^{ℓ/2}(2ℓ − 4).
-            let c = self.ln_c.exp();
-            let f = |l: f64| c * (0.5 * l).exp() * (2.0 * l - 4.0);
-            m += f(self.hi) - f(self.lo);
-        }
-        m
-    }
 }
 
 /// A loss with finitely many atoms only (randomized response, docs/accountant.md §2.4).
@@ -445,15 +419,12 @@ impl LossLaw for DiscreteLaw {
         (f64::NEG_INFINITY, f64::NEG_INFINITY)
     }
     fn loss_scale(&self) -> f64 {
-        let m = self.mean();
+        let m: f64 = self.atoms.iter().map(|&(x, p)| x * p).sum();
         let v: f64 = self.atoms.iter().map(|&(x, p)| p * (x - m) * (x - m)).sum();
         v.sqrt().max(self.unit.unwrap_or(0.0) / 4.0)
     }
     fn grid_unit(&self) -> Option<f64> {
         self.unit
-    }
-    fn mean(&self) -> f64 {
-        self.atoms.iter().map(|&(x, p)| x * p).sum()
     }
 }
 
@@ -468,7 +439,6 @@ pub struct BoundedNoiseLaw {
     s: f64,
     ln_z: f64,
     ln_inf: f64,
-    mean: f64,
     scale: f64,
 }
 
@@ -481,7 +451,7 @@ impl BoundedNoiseLaw {
     /// use densities::bounded::BoundedFamily;
     /// let b = BoundedNoiseLaw::new(BoundedFamily::power(2.0).unwrap(), 10.0, 1.0).unwrap();
     /// // P(L = ∞) = P(X ≤ r − 1), about e^{−f(0.9)} = e^{−27.7} for r = 0.1.
-    /// assert!(b.mean() > 0.0 && b.ln_inf_mass() < -20.0);
+    /// assert!(b.loss_scale() > 0.0 && b.ln_inf_mass() < -20.0);
     /// ```
     pub fn new(family: BoundedFamily, radius: f64, s: f64) -> Result<Self> {
         if !(radius.is_finite() && radius > 0.0) {
@@ -502,17 +472,16 @@ impl BoundedNoiseLaw {
             s,
             ln_z: 0.0,
             ln_inf: f64::NEG_INFINITY,
-            mean: 0.0,
             scale: 1.0,
         };
         // Normaliser over x ∈ (−1, 1) by composite GL on 4096 cells (the density is
         // flat in the middle and vanishes faster than any power at ±1).
         law.ln_z = law.ln_integral(-1.0, 1.0, 4096);
         law.ln_inf = law.ln_integral(-1.0, r - 1.0, 1024) - law.ln_z;
-        // Mean of the finite loss by quadrature over the overlap; its scale from the
-        // linearisation at the centre, |ℓ'(0)|·sd(X) = |f'(−r)|·sd(X) (the loss can have a
-        // heavy upper tail near the edge of the overlap, which a variance would follow).
-        let (mut m, mut x2, mut tot) = (0.0, 0.0, 0.0);
+        // The loss scale from the linearisation at the centre, |ℓ'(0)|·sd(X) =
+        // |f'(−r)|·sd(X) (the loss can have a heavy upper tail near the edge of the
+        // overlap, which a variance would follow); sd(X) by quadrature.
+        let (mut x2, mut tot) = (0.0, 0.0);
         let n = 4096;
         let h = 2.0 / n as f64;
         for i in 0..n {
@@ -525,14 +494,9 @@ impl BoundedNoiseLaw {
                 let p = lp.exp() * w * 0.5 * h;
                 tot += p;
                 x2 += p * u * u;
-                let l = law.loss_x(u);
-                if u > r - 1.0 && l.is_finite() {
-                    m += p * l;
-                }
             }
         }
         if tot > 0.0 {
-            law.mean = m;
             law.scale = (law.family.f_prime(-r).abs() * (x2 / tot).sqrt()).max(1e-12);
         }
         Ok(law)
@@ -603,7 +567,7 @@ impl LossLaw for BoundedNoiseLaw {
         self.ln_inf
     }
     fn continuous_range(&self, ln_tail: f64) -> Option<ContinuousRange> {
-        // Walk out from the mean in steps of the scale until the tail mass in x is below
+        // Walk out from the centre in steps of the scale until the tail mass in x is below
         // e^{ln_tail} (tails integrated by GL on the x-interval, which is monotone).
         let r = self.s / self.radius;
         let tail_above = |l: f64| self.ln_integral(r - 1.0, self.x_of_loss(l), 256) - self.ln_z;
@@ -658,8 +622,5 @@ impl LossLaw for BoundedNoiseLaw {
     }
     fn grid_unit(&self) -> Option<f64> {
         None
-    }
-    fn mean(&self) -> f64 {
-        self.mean
     }
 }

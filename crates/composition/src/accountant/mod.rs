@@ -315,17 +315,9 @@ impl Accountant {
     }
 
     fn eps_step(&self, ln_delta: f64, step: f64, tail: f64) -> Result<(f64, f64)> {
-        // The two sides are independent: one thread each.
-        let side = |upper: bool| -> Result<f64> {
-            let lats = self.lattices(step, upper, tail)?;
-            eps_at(&self.factors(&lats), ln_delta, upper, self.max_bins, tail)
-        };
-        let (lo, hi) = std::thread::scope(|s| {
-            let h = s.spawn(|| side(false));
-            let hi = side(true);
-            (h.join().expect("lower-side thread"), hi)
-        });
-        Ok((lo?, hi?))
+        self.both_sides(step, tail, |f, upper| {
+            eps_at(f, ln_delta, upper, self.max_bins, tail)
+        })
     }
 
     /// `(ln lower, ln upper)` bracket of `δ(ε)` on a fixed grid step, without refinement.
@@ -334,9 +326,22 @@ impl Accountant {
     }
 
     fn delta_step(&self, eps: f64, step: f64, tail: f64) -> Result<(f64, f64)> {
+        self.both_sides(step, tail, |f, upper| {
+            ln_delta_at(f, eps, upper, self.max_bins, tail)
+        })
+    }
+
+    /// `(lower side, upper side)` of a question asked of the discretised composition;
+    /// the two sides are independent, so they run on one thread each.
+    fn both_sides(
+        &self,
+        step: f64,
+        tail: f64,
+        ask: impl Fn(&[Factor], bool) -> Result<f64> + Sync,
+    ) -> Result<(f64, f64)> {
         let side = |upper: bool| -> Result<f64> {
             let lats = self.lattices(step, upper, tail)?;
-            ln_delta_at(&self.factors(&lats), eps, upper, self.max_bins, tail)
+            ask(&self.factors(&lats), upper)
         };
         let (lo, hi) = std::thread::scope(|s| {
             let h = s.spawn(|| side(false));

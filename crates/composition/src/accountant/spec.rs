@@ -215,6 +215,17 @@ impl std::str::FromStr for MechanismSpec {
             }
             Ok(q)
         };
+        let epsilon = || {
+            in_range(
+                kind,
+                "epsilon",
+                need("epsilon")?,
+                1e-8,
+                700.0,
+                false,
+                "[1e-8, 700]",
+            )
+        };
         let k = match kind {
             "gaussian" => MechanismKind::Gaussian {
                 sigma: pos("sigma")?,
@@ -231,26 +242,10 @@ impl std::str::FromStr for MechanismSpec {
                 scale: pos("scale")?,
             },
             "rr" => MechanismKind::RandomizedResponse {
-                epsilon: in_range(
-                    kind,
-                    "epsilon",
-                    need("epsilon")?,
-                    1e-8,
-                    700.0,
-                    false,
-                    "[1e-8, 700]",
-                )?,
+                epsilon: epsilon()?,
             },
             "truncated-laplace" => MechanismKind::TruncatedLaplace {
-                epsilon: in_range(
-                    kind,
-                    "epsilon",
-                    need("epsilon")?,
-                    1e-8,
-                    700.0,
-                    false,
-                    "[1e-8, 700]",
-                )?,
+                epsilon: epsilon()?,
                 delta: {
                     let d = need("delta")?;
                     if !(d > 0.0 && d < 1.0) {
@@ -345,7 +340,7 @@ impl MechanismSpec {
                     .map_err(|_| wrap("epsilon", "[1e-8, 700]", epsilon))?,
             ),
             MechanismKind::TruncatedLaplace { epsilon, delta } => Box::new(
-                ClippedLaplaceLaw::truncated_laplace(epsilon, delta, s, s)
+                ClippedLaplaceLaw::truncated_laplace(epsilon, delta, s)
                     .map_err(|_| wrap("epsilon", "[1e-8, 700] with delta in (0, 1)", epsilon))?,
             ),
             MechanismKind::Bounded { family, radius } => {

@@ -54,7 +54,7 @@ impl SubsampledLaw {
     /// use composition::accountant::subsampled::{Base, Direction, SubsampledLaw};
     /// use composition::accountant::LossLaw;
     /// let l = SubsampledLaw::new(Base::Gaussian, 1.0, 0.01, Direction::Remove).unwrap();
-    /// assert!(l.mean() > 0.0);
+    /// assert!(l.loss_scale() > 0.0);
     /// ```
     pub fn new(base: Base, mu: f64, q: f64, dir: Direction) -> Result<Self> {
         if !(mu.is_finite() && (1e-6..=50.0).contains(&mu)) {
@@ -282,18 +282,6 @@ impl LossLaw for SubsampledLaw {
     }
     fn grid_unit(&self) -> Option<f64> {
         None
-    }
-    fn mean(&self) -> f64 {
-        // E_P[L] by quadrature over y ∈ [−40, 40 + μ].
-        let n = 4000;
-        let (u, v) = (-40.0, 40.0 + self.mu);
-        let h = (v - u) / n as f64;
-        let mut m = 0.0;
-        for i in 0..n {
-            let y = u + (i as f64 + 0.5) * h;
-            m += self.ln_p(y).exp() * self.loss(y) * h;
-        }
-        m
     }
 }
 

@@ -174,7 +174,7 @@ pub(crate) fn ln_chernoff(factors: &[Factor], lambda: f64, base: f64, h: f64, up
     // f(t) = Σ c (K(λ ± t) − K(λ)) ∓ t h, convex in t ≥ 0; golden-section minimum.
     let sgn = if upper { 1.0 } else { -1.0 };
     let f = |t: f64| total_cgf(factors, lambda + sgn * t).0 - base - sgn * t * h;
-    let (mut a, mut b) = (0.0, 1.0 / factors[0].law.step);
+    let mut b = 1.0 / factors[0].law.step;
     // Grow b until f increases (the minimum is inside).
     let mut fb = f(b);
     for _ in 0..60 {
@@ -185,27 +185,8 @@ pub(crate) fn ln_chernoff(factors: &[Factor], lambda: f64, base: f64, h: f64, up
         b *= 2.0;
         fb = f2;
     }
-    b *= 2.0;
-    let g = 0.5 * (5f64.sqrt() - 1.0);
-    let (mut c, mut d) = (b - g * (b - a), a + g * (b - a));
-    let (mut fc, mut fd) = (f(c), f(d));
-    // Any t gives a valid bound; 40 steps locate the minimum well enough.
-    for _ in 0..40 {
-        if fc < fd {
-            b = d;
-            d = c;
-            fd = fc;
-            c = b - g * (b - a);
-            fc = f(c);
-        } else {
-            a = c;
-            c = d;
-            fc = fd;
-            d = a + g * (b - a);
-            fd = f(d);
-        }
-    }
-    fc.min(fd).min(0.0)
+    // Any t gives a valid bound; 40 golden-section steps locate the minimum well enough.
+    crate::pld::golden_min(&f, 0.0, 2.0 * b, 40).min(0.0)
 }
 
 /// `e^{−2πir/n}` for `r < n` as the product of two small tables (`r = 1024a + b`):

@@ -186,7 +186,7 @@ fn ln_mgf(x: &[f64], lam: f64) -> (f64, f64) {
 }
 
 /// Golden-section minimisation of a unimodal `f` on `[a, b]`; returns the best value seen.
-fn golden_min(f: &dyn Fn(f64) -> f64, mut a: f64, mut b: f64, iters: usize) -> f64 {
+pub(crate) fn golden_min(f: &dyn Fn(f64) -> f64, mut a: f64, mut b: f64, iters: usize) -> f64 {
     let r = 0.5 * (5f64.sqrt() - 1.0);
     let mut c = b - r * (b - a);
     let mut d = a + r * (b - a);

@@ -36,6 +36,7 @@ pub const KINDS: &[Kind] = &[
     experiments::adaptive_queries::KIND,
     experiments::exact_bounded_radius::KIND,
     experiments::privacy_curve::KIND,
+    experiments::tradeoff_curve::KIND,
 ];
 
 /// The kind registered under `name`.

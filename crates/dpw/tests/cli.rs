@@ -1022,6 +1022,8 @@ mechanisms = [
   { key = "lap_dp", spec = "laplace:scale=2", accountant = "optimal_dp" },
   { key = "g", spec = "gaussian:sigma=3" },
   { key = "g_zcdp", spec = "gaussian:sigma=3", accountant = "zcdp" },
+  { key = "lap_conc", spec = "laplace:scale=2", accountant = "concentration" },
+  { key = "g_conc", spec = "gaussian:sigma=3", accountant = "concentration" },
 ]
 
 [plot]
@@ -1066,6 +1068,16 @@ key = "g_zcdp"
 label = "g_zcdp"
 color = "#000000"
 
+[[plot.series]]
+key = "lap_conc"
+label = "lap_conc"
+color = "#000000"
+
+[[plot.series]]
+key = "g_conc"
+label = "g_conc"
+color = "#000000"
+
 [check]
 rel = 1e-6
 abs = 1e-12
@@ -1099,6 +1111,21 @@ abs = 1e-12
         // Laplace and Gaussian: the generic bounds are never below the exact upper end.
         assert!(get("lap_dp", k).1 >= get("lap", k).2, "laplace k={k}");
         assert!(get("g_zcdp", k).1 >= get("g", k).2, "gaussian k={k}");
+        // Concentration: above the optimal composition of ε₀-DP (Laplace), and for the
+        // Gaussian the closed form k r²/2 + r √(2k ln(1/δ)) with r = 1/3.
+        assert!(
+            get("lap_conc", k).1 >= get("lap_dp", k).1,
+            "laplace conc k={k}"
+        );
+        let kf: f64 = k.parse().unwrap();
+        let r = 1.0 / 3.0;
+        let closed = kf * r * r / 2.0 + r * (2.0 * kf * (1e6f64).ln()).sqrt();
+        let (_, g, _) = get("g_conc", k);
+        assert!(
+            (g / closed - 1.0).abs() < 1e-12,
+            "gaussian conc k={k}: {g} vs {closed}"
+        );
+        assert!(g >= get("g", k).2, "gaussian conc below exact, k={k}");
     }
     // zcdp does not apply to Laplace: refused in one line naming the mechanism's key.
     let bad = edit(

@@ -135,13 +135,30 @@ impl LogDense {
 }
 
 /// Cells of the atomless part on the grid: `(a, ln P, ln m)` for `(a, a + Δ]`, the first
-/// grid index used and the range with its cut masses.
-type Cells = (Vec<(f64, f64, f64)>, i64, ContinuousRange);
+/// grid index used, the range with its cut masses, and `ln P(cap < L ≤ hi)` of a cap
+/// below the range's top (`−∞` without).
+type Cells = (Vec<(f64, f64, f64)>, i64, ContinuousRange, f64);
 
-fn grid_cells(law: &dyn LossLaw, d: f64, ln_tail: f64, max_len: usize) -> Result<Option<Cells>> {
-    let Some(range) = law.continuous_range(ln_tail) else {
+fn grid_cells(
+    law: &dyn LossLaw,
+    d: f64,
+    ln_tail: f64,
+    max_len: usize,
+    cap: f64,
+) -> Result<Option<Cells>> {
+    let Some(mut range) = law.continuous_range(ln_tail) else {
         return Ok(None);
     };
+    // A cap below the range's top: the mass of (cap, hi] is returned apart (see
+    // `Capped`), and the grid stops at the cap's grid point.
+    let mut capped = f64::NEG_INFINITY;
+    if cap < range.hi {
+        let top = (floor_index(cap.max(range.lo), d)? as f64 * d).max(range.lo);
+        if top < range.hi {
+            capped = law.cell(top, range.hi).0;
+            range.hi = top;
+        }
+    }
     let (lo, hi) = (range.lo, range.hi);
     let ia = floor_index(lo, d)?;
     let ib = floor_index(hi, d)? + 1;
@@ -160,26 +177,42 @@ fn grid_cells(law: &dyn LossLaw, d: f64, ln_tail: f64, max_len: usize) -> Result
         .enumerate()
         .map(|(i, (lp, lm))| (edges[i], lp, lm))
         .collect();
-    Ok(Some((out, ia, range)))
+    Ok(Some((out, ia, range, capped)))
 }
 
 impl Lattice {
     /// Pessimistic (dominating) discretisation with step `d` (module docs); the atomless
     /// part is cut where each tail has mass below `e^{ln_tail}`.
     pub fn pessimistic(law: &dyn LossLaw, d: f64, ln_tail: f64, max_len: usize) -> Result<Self> {
+        Self::pessimistic_capped(law, d, ln_tail, max_len, f64::INFINITY)
+    }
+
+    /// As [`Self::pessimistic`], with the atomless part's losses above `cap` (rounded
+    /// down to the grid) moved to `+∞`: δ grows at every ε, by at most
+    /// `P(L > cap)·e^{ε − cap}` per use in a composition (docs/accountant.md §9), so a
+    /// cap far above the ε in question costs nothing and saves the bins of a long,
+    /// heavy upper tail.
+    pub fn pessimistic_capped(
+        law: &dyn LossLaw,
+        d: f64,
+        ln_tail: f64,
+        max_len: usize,
+        cap: f64,
+    ) -> Result<Self> {
         let infl = CELL_REL_ERR.ln_1p();
         let mut dense = LogDense {
             entries: Vec::new(),
         };
         let mut ln_inf = law.ln_inf_mass() + infl;
         let ln_dm = (-(-d).exp_m1()).ln(); // ln(1 − e^{−Δ})
-        if let Some((cells, ia, range)) = grid_cells(law, d, ln_tail, max_len)? {
+        if let Some((cells, ia, range, capped)) = grid_cells(law, d, ln_tail, max_len, cap)? {
             for (i, &(_, lp, lm)) in cells.iter().enumerate() {
                 dense.split_cell(ia + i as i64, lp, lm, ln_dm, infl);
             }
-            // Tails: below the grid up to its first point, above it to +∞.
+            // Tails: below the grid up to its first point, above it (and above a cap) to +∞.
             dense.push(ia, range.ln_below);
             ln_inf = log_add(ln_inf, range.ln_above);
+            ln_inf = log_add(ln_inf, capped + infl);
         }
         let lowest = dense.entries.iter().map(|e| e.0).min();
         for (x, p) in law.atoms() {
@@ -201,10 +234,27 @@ impl Lattice {
 
     /// Optimistic (dominated) discretisation with step `d` (module docs).
     pub fn optimistic(law: &dyn LossLaw, d: f64, ln_tail: f64, max_len: usize) -> Result<Self> {
+        Self::optimistic_capped(law, d, ln_tail, max_len, f64::INFINITY)
+    }
+
+    /// As [`Self::optimistic`], with the atomless part's losses above `cap` (rounded down
+    /// to the grid) moved down to it: a P-law that is stochastically smaller, so δ shrinks
+    /// at every ε (δ is non-decreasing in each loss), by at most `P(L > cap)·e^{ε − cap}`
+    /// per use (docs/accountant.md §9).
+    pub fn optimistic_capped(
+        law: &dyn LossLaw,
+        d: f64,
+        ln_tail: f64,
+        max_len: usize,
+        cap: f64,
+    ) -> Result<Self> {
         let defl = (-CELL_REL_ERR).ln_1p();
         // Merged atoms (loss, ln P-mass).
         let mut items: Vec<(f64, f64)> = Vec::new();
-        if let Some((cells, _, _)) = grid_cells(law, d, ln_tail, max_len)? {
+        if let Some((cells, _, range, capped)) = grid_cells(law, d, ln_tail, max_len, cap)? {
+            if capped > f64::NEG_INFINITY {
+                items.push((range.hi, capped + defl));
+            }
             for (a, lp, lm) in cells {
                 if lp == f64::NEG_INFINITY {
                     continue;

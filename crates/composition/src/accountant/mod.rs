@@ -31,6 +31,7 @@ pub mod radius;
 pub mod spec;
 pub mod subsampled;
 pub mod tilted;
+pub mod tradeoff;
 
 pub use lattice::Lattice;
 pub use law::{
@@ -39,6 +40,7 @@ pub use law::{
 pub use radius::{least_radius_bracket, RadiusBracket};
 pub use spec::{Composition, MechanismKind, MechanismSpec, SpecError};
 pub use tilted::{Factor, TiltedSum};
+pub use tradeoff::TradeoffPoint;
 
 use crate::error::{out_of_range, CompositionError, Result};
 use law::log_add;

@@ -413,6 +413,28 @@ impl Composition {
     }
 }
 
+impl Composition {
+    /// Certified brackets of the trade-off function at each α ∈ [0, 1]: for an asymmetric
+    /// composition the pointwise minimum over the two directions (docs/accountant.md §9).
+    pub fn tradeoff(&self, alphas: &[f64]) -> crate::error::Result<Vec<super::TradeoffPoint>> {
+        let a = self.forward.tradeoff(alphas)?;
+        match &self.reverse {
+            None => Ok(a),
+            Some(r) => Ok(super::tradeoff::min_brackets(&a, &r.tradeoff(alphas)?)),
+        }
+    }
+
+    /// The central-limit μ of the composition (the larger over the two directions, whose
+    /// `G_μ` is the smaller trade-off function; docs/accountant.md §9).
+    pub fn clt_mu(&self) -> crate::error::Result<f64> {
+        let a = self.forward.clt_mu()?;
+        match &self.reverse {
+            None => Ok(a),
+            Some(r) => Ok(a.max(r.clt_mu()?)),
+        }
+    }
+}
+
 /// The bracket of `max(x, y)` from brackets of x and y.
 fn max_answer(a: super::Answer, b: super::Answer) -> super::Answer {
     super::Answer {

@@ -470,6 +470,15 @@ impl TiltedSum {
         }
     }
 
+    /// The untilted composition (`λ = 0`) as a lattice on the side `upper` selects
+    /// ([`Self::to_lattice`]), with the mass below the window bounded by the window's own
+    /// Chernoff tail.
+    pub(crate) fn untilted_lattice(&self, upper: bool, ln_inf: f64) -> Lattice {
+        debug_assert!(self.lambda == 0.0);
+        let ln_below = self.ln_norm + self.tail_lo.ln();
+        self.to_lattice(upper, ln_inf, ln_below)
+    }
+
     /// Loss range covered by the window.
     pub fn range(&self) -> (f64, f64) {
         (

@@ -21,7 +21,9 @@
 //! `subsampled-gaussian` when ε is reported; `"zcdp"` (ρ = count·Δ²/(2σ²) with the
 //! Canonne–Kamath–Steinke conversion) to `gaussian`; `"optimal_dp"` (optimal composition
 //! of ε₀-DP, or (ε₀, δ₀)-DP for the truncated Laplacian) to `rr`, `laplace` and
-//! `truncated-laplace`. Anything else is refused in one line.
+//! `truncated-laplace`; `"concentration"` (Cesar & Rogers' bound, eq. 3, an upper bound on
+//! ε) to `rr`, `laplace` and `gaussian` when ε is reported. Anything else is refused in
+//! one line.
 //! One series per mechanism key, one panel `main`; `y` is the bracket's midpoint,
 //! `y_lo,y_hi` its certified ends.
 //! Columns: `panel,series,x,y,y_lo,y_hi,count,epsilon,delta` (the reported quantity's
@@ -72,6 +74,10 @@ enum Method {
     /// exact for randomized response, an upper bound for Laplace and the truncated
     /// Laplacian, which it treats by their (ε, δ) guarantee.
     OptimalDp,
+    /// The concentration bound of Cesar & Rogers (eq. 3; docs/accountant.md §8): ε₀-DP
+    /// mechanisms (rr, laplace) by their ε₀, the Gaussian as concentrated DP; an upper
+    /// bound on ε.
+    Concentration,
 }
 
 #[derive(Debug, Deserialize)]
@@ -102,12 +108,13 @@ fn method(name: &str, key: &str) -> Result<Method, KeyError> {
         "rdp" => Ok(Method::Rdp),
         "zcdp" => Ok(Method::Zcdp),
         "optimal_dp" => Ok(Method::OptimalDp),
+        "concentration" => Ok(Method::Concentration),
         other => Err(KeyError::new(
             key,
             format!(
                 "\"{other}\" is not available: \"pld\" (certified, any mechanism), \"rdp\" \
                  (gaussian, subsampled-gaussian), \"zcdp\" (gaussian) or \"optimal_dp\" (rr, \
-                 laplace, truncated-laplace); concentration is not built for mechanism lists yet"
+                 laplace, truncated-laplace) or \"concentration\" (rr, laplace, gaussian)"
             ),
         )),
     }
@@ -157,6 +164,12 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
                     | MechanismKind::Laplace { .. }
                     | MechanismKind::TruncatedLaplace { .. }
             ),
+            Method::Concentration => matches!(
+                spec.kind,
+                MechanismKind::RandomizedResponse { .. }
+                    | MechanismKind::Laplace { .. }
+                    | MechanismKind::Gaussian { .. }
+            ),
         };
         let where_ = if m.accountant.is_some() {
             akey
@@ -172,10 +185,10 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
                 ),
             ));
         }
-        if meth == Method::Rdp && reports_delta {
+        if matches!(meth, Method::Rdp | Method::Concentration) && reports_delta {
             return Err(KeyError::new(
                 where_,
-                "\"rdp\" reports epsilon at a delta only (use delta, or vary = \"delta\")",
+                "\"rdp\" and \"concentration\" report epsilon at a delta only (use delta, or vary = \"delta\")",
             ));
         }
         mechanisms.push((m.key.clone(), spec, meth));
@@ -345,6 +358,32 @@ impl Job for PrivacyCurve {
                             (true, true) => composition::dp_epsilon_approx(k, e0, d0, given),
                             (false, false) => composition::dp_delta(k, e0, given),
                             (false, true) => composition::dp_delta_approx(k, e0, d0, given),
+                        }
+                        .map_err(|e| format!("{key} at x = {x}: {e}"))?;
+                        (v, v, v)
+                    }
+                    Method::Concentration => {
+                        let k = s.count;
+                        let v = match s.kind {
+                            MechanismKind::RandomizedResponse { epsilon } => {
+                                composition::concentration_epsilon(k, 0, epsilon, &[], given)
+                            }
+                            MechanismKind::Laplace { scale } => composition::concentration_epsilon(
+                                k,
+                                0,
+                                s.sensitivity / scale,
+                                &[],
+                                given,
+                            ),
+                            MechanismKind::Gaussian { sigma } => {
+                                // k uses: mean k r²/2 and subgaussian τ² = k r² (r = Δ/σ).
+                                let r = s.sensitivity / sigma;
+                                let kf = k as f64;
+                                composition::Cdp::new(0.5 * kf * r * r, kf.sqrt() * r).and_then(
+                                    |c| composition::concentration_epsilon(0, 0, 1.0, &[c], given),
+                                )
+                            }
+                            _ => unreachable!("validated in prepare"),
                         }
                         .map_err(|e| format!("{key} at x = {x}: {e}"))?;
                         (v, v, v)

@@ -1,0 +1,247 @@
+//! Kind `tradeoff_curve`: the trade-off function β(α) of any composed mechanism (the
+//! `dpw account` SPEC language) from its exact privacy-loss law, with a certified bracket,
+//! beside the Gaussian `G_μ` that the central limit theorem of Dong, Su & Zhang assigns to
+//! it (docs/accountant.md §9): a new figure from a manifest alone.
+//!
+//! ```toml
+//! [params]
+//! alpha = { linspace = [0, 1], n = 101 }
+//! clt = true                      # optional (default true): add "<key>_clt" = G_μ series
+//! accuracy = 1e-4                 # optional: sets the grid step (docs/accountant.md §6)
+//! panels = [
+//!   { key = "k10", mechanisms = [ { key = "laplace", spec = "laplace:scale=1,sensitivity=0.316,count=10" } ] },
+//! ]
+//! ```
+//! `mechanisms = [...]` directly under `[params]` is one panel keyed `main`.
+//! Columns: `panel,series,x,y,y_lo,y_hi,mu`: x = α, y the midpoint of the certified
+//! bracket `[y_lo, y_hi]` of β; `mu` the central-limit μ (the `_clt` series are exact
+//! closed forms with `y_lo = y_hi = y`). For an asymmetric mechanism (subsampled) the curve
+//! is the pointwise minimum over both directions of the loss.
+
+use super::{distinct, Job};
+use crate::error::KeyError;
+use crate::grid::Grid;
+use crate::manifest::ParamsInput;
+use crate::registry::Kind;
+use crate::table::{Row, Table};
+use composition::accountant::{spec::accountant, MechanismSpec};
+use densities::tradeoff::gaussian_tradeoff;
+use serde::Deserialize;
+
+/// Registry entry.
+pub const KIND: Kind = Kind {
+    name: "tradeoff_curve",
+    about:
+        "trade-off function of any composed mechanism (SPEC language), exact, beside its CLT G_μ",
+    prepare,
+};
+
+/// One `{ key, spec }` entry of a mechanism list.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MechanismInput {
+    pub key: String,
+    pub spec: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PanelInput {
+    key: String,
+    mechanisms: Vec<MechanismInput>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    alpha: Grid,
+    clt: Option<bool>,
+    accuracy: Option<f64>,
+    panels: Option<Vec<PanelInput>>,
+    mechanisms: Option<Vec<MechanismInput>>,
+}
+
+#[derive(Debug)]
+struct TradeoffCurve {
+    alphas: Vec<f64>,
+    clt: bool,
+    accuracy: Option<f64>,
+    panels: Vec<(String, Vec<(String, MechanismSpec)>)>,
+}
+
+/// Validates a mechanism list under `at` (`params.mechanisms`, …): non-empty, distinct
+/// non-empty keys, every SPEC parsed.
+pub(crate) fn mechanism_list(
+    at: &str,
+    list: &[MechanismInput],
+) -> Result<Vec<(String, MechanismSpec)>, KeyError> {
+    if list.is_empty() {
+        return Err(KeyError::new(
+            at,
+            "must list at least one { key, spec } mechanism",
+        ));
+    }
+    let keys: Vec<String> = list.iter().map(|m| m.key.clone()).collect();
+    distinct(&keys, |i| format!("{at}[{i}].key"))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, m)| {
+            if m.key.is_empty() {
+                return Err(KeyError::new(format!("{at}[{i}].key"), "must not be empty"));
+            }
+            let spec: MechanismSpec =
+                m.spec
+                    .parse()
+                    .map_err(|e: composition::accountant::SpecError| {
+                        KeyError::new(format!("{at}[{i}].spec"), e.0)
+                    })?;
+            Ok((m.key.clone(), spec))
+        })
+        .collect()
+}
+
+/// Validates `params.accuracy` (relative, `[1e-6, 0.5]`).
+pub(crate) fn accuracy(a: Option<f64>) -> Result<Option<f64>, KeyError> {
+    match a {
+        Some(a) if !(1e-6..=0.5).contains(&a) => Err(KeyError::new(
+            "params.accuracy",
+            format!("must be in [1e-6, 0.5], got {a}"),
+        )),
+        other => Ok(other),
+    }
+}
+
+fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
+    let p: Params = input.parse()?;
+    for (i, &a) in p.alpha.values().iter().enumerate() {
+        if !(0.0..=1.0).contains(&a) {
+            return Err(KeyError::new(
+                format!("params.alpha[{i}]"),
+                format!("must be in [0, 1], got {a}"),
+            ));
+        }
+    }
+    let panels = match (p.panels, p.mechanisms) {
+        (Some(ps), None) => {
+            if ps.is_empty() {
+                return Err(KeyError::new(
+                    "params.panels",
+                    "must list at least one { key, mechanisms } panel",
+                ));
+            }
+            let keys: Vec<String> = ps.iter().map(|p| p.key.clone()).collect();
+            distinct(&keys, |i| format!("params.panels[{i}].key"))?;
+            let mut out = Vec::new();
+            for (i, panel) in ps.iter().enumerate() {
+                if panel.key.is_empty() {
+                    return Err(KeyError::new(
+                        format!("params.panels[{i}].key"),
+                        "must not be empty",
+                    ));
+                }
+                let at = format!("params.panels[{i}].mechanisms");
+                out.push((panel.key.clone(), mechanism_list(&at, &panel.mechanisms)?));
+            }
+            out
+        }
+        (None, Some(ms)) => vec![("main".into(), mechanism_list("params.mechanisms", &ms)?)],
+        _ => {
+            return Err(KeyError::new(
+                "params.panels",
+                "give exactly one of panels = [{ key, mechanisms }, ...] or mechanisms = [...]",
+            ))
+        }
+    };
+    let clt = p.clt.unwrap_or(true);
+    if clt {
+        for (_, ms) in &panels {
+            for (key, _) in ms {
+                if ms.iter().any(|(k, _)| *k == format!("{key}_clt")) {
+                    return Err(KeyError::new(
+                        "params.clt",
+                        format!("the G_μ series of \"{key}\" is keyed \"{key}_clt\", which is taken by a mechanism"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Box::new(TradeoffCurve {
+        alphas: p.alpha.values().to_vec(),
+        clt,
+        accuracy: accuracy(p.accuracy)?,
+        panels,
+    }))
+}
+
+impl Job for TradeoffCurve {
+    fn panel_keys(&self) -> Vec<String> {
+        self.panels.iter().map(|p| p.0.clone()).collect()
+    }
+
+    fn series_keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = Vec::new();
+        for (_, ms) in &self.panels {
+            for (k, _) in ms {
+                let mut add = |s: String| {
+                    if !keys.contains(&s) {
+                        keys.push(s);
+                    }
+                };
+                add(k.clone());
+                if self.clt {
+                    add(format!("{k}_clt"));
+                }
+            }
+        }
+        keys
+    }
+
+    fn extra_columns(&self) -> Vec<String> {
+        ["y_lo", "y_hi", "mu"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    fn work_items(&self) -> usize {
+        self.panels.iter().map(|p| p.1.len()).sum()
+    }
+
+    fn run(&self, tick: &(dyn Fn() + Sync)) -> Result<Table, String> {
+        let mut table = Table::new(self.extra_columns());
+        for (panel, ms) in &self.panels {
+            for (key, spec) in ms {
+                let fail = |e: String| format!("panel {panel}, {key}: {e}");
+                let mut c = accountant(std::slice::from_ref(spec)).map_err(|e| fail(e.0))?;
+                if let Some(a) = self.accuracy {
+                    c = c.with_accuracy(a).map_err(|e| fail(e.to_string()))?;
+                }
+                let pts = c.tradeoff(&self.alphas).map_err(|e| fail(e.to_string()))?;
+                let mu = c.clt_mu().map_err(|e| fail(e.to_string()))?;
+                for p in &pts {
+                    table.push(Row {
+                        panel: panel.clone(),
+                        series: key.clone(),
+                        x: p.alpha,
+                        y: 0.5 * (p.lower + p.upper),
+                        extra: vec![p.lower, p.upper, mu],
+                    });
+                }
+                if self.clt {
+                    for &a in &self.alphas {
+                        let g = gaussian_tradeoff(mu, a).map_err(|e| fail(e.to_string()))?;
+                        table.push(Row {
+                            panel: panel.clone(),
+                            series: format!("{key}_clt"),
+                            x: a,
+                            y: g,
+                            extra: vec![g, g, mu],
+                        });
+                    }
+                }
+                tick();
+            }
+        }
+        Ok(table)
+    }
+}

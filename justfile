@@ -100,6 +100,14 @@ fig18:
 fig19:
     cargo run --release -- run experiments/fig19.toml
 
+# The composition CLT: k-fold trade-off curves of three noises against their G_mu.
+fig20:
+    cargo run --release -- run experiments/fig20.toml
+
+# Which noise for k queries: every mechanism calibrated by exact accounting.
+fig21:
+    cargo run --release -- run experiments/fig21.toml
+
 # DP-SGD: epsilon after T steps of the subsampled Gaussian, exact, beside the RDP bound.
 fig22:
     cargo run --release -- run experiments/fig22.toml

@@ -37,6 +37,7 @@ pub const KINDS: &[Kind] = &[
     experiments::exact_bounded_radius::KIND,
     experiments::privacy_curve::KIND,
     experiments::tradeoff_curve::KIND,
+    experiments::calibration_curve::KIND,
 ];
 
 /// The kind registered under `name`.

@@ -533,3 +533,65 @@ fn fig22_exact_dp_sgd_epsilon_is_narrowly_bracketed_and_below_the_rdp_bound() {
         assert!(a.y > b.y && b.y > c.y);
     }
 }
+
+#[test]
+fn fig20_compositions_approach_their_clt_gaussian_except_the_truncated_laplacians_atom() {
+    let t = data("fig20");
+    let max_gap = |k: &str, s: &str| -> f64 {
+        series(&t, &format!("k{k}_gap"), s)
+            .iter()
+            .map(|r| r.y.abs())
+            .fold(0.0, f64::max)
+    };
+    for k in ["1", "10", "100", "1000"] {
+        for s in ["laplace", "truncated_laplace", "bounded"] {
+            let rows = series(&t, &format!("k{k}"), s);
+            assert_eq!(rows.len(), 101);
+            for r in &rows {
+                let (lo, hi) = (r.extra[0], r.extra[1]);
+                // Certified brackets, narrow: 5e-3 for bounded noise at k = 1, else 1e-3.
+                let width = if k == "1" { 5e-3 } else { 1e-3 };
+                assert!(
+                    lo <= r.y && r.y <= hi && hi - lo <= width,
+                    "{k} {s} at {}",
+                    r.x
+                );
+            }
+        }
+    }
+    // One Laplace use: the bracket holds the closed form (Dong, Roth & Su) at every α.
+    for r in series(&t, "k1", "laplace") {
+        let exact = densities::tradeoff::laplace_tradeoff(1.0, 1.0, r.x).unwrap();
+        assert!(
+            r.extra[0] <= exact + 1e-15 && exact <= r.extra[1] + 1e-15,
+            "α = {}",
+            r.x
+        );
+    }
+    // README: Laplace's largest gap to its G_μ falls 0.096 → 0.005 → 4e-4 → below 1e-4, and
+    // bounded noise's 0.11 → 0.037 → 0.006 → 6e-4 ...
+    let lap: Vec<f64> = ["1", "10", "100", "1000"]
+        .iter()
+        .map(|k| max_gap(k, "laplace"))
+        .collect();
+    assert!(
+        (0.09..0.1).contains(&lap[0]) && (0.004..0.006).contains(&lap[1]),
+        "{lap:?}"
+    );
+    assert!(lap[2] < 5e-4 && lap[3] < 1e-4, "{lap:?}");
+    let bnd: Vec<f64> = ["1", "10", "100", "1000"]
+        .iter()
+        .map(|k| max_gap(k, "bounded"))
+        .collect();
+    assert!(
+        bnd.windows(2).all(|w| w[1] < 0.5 * w[0]) && bnd[3] < 1e-3,
+        "{bnd:?}"
+    );
+    // ... while the truncated Laplacian keeps a gap of about its total +∞ mass, 1e-3.
+    let tl = max_gap("1000", "truncated_laplace");
+    assert!((9e-4..1.1e-3).contains(&tl), "{tl}");
+    // The central-limit μ tends to 1 (Laplace 0.995 at k = 1000, bounded noise 0.97).
+    let mu = |k: &str, s: &str| series(&t, &format!("k{k}"), s)[0].extra[2];
+    assert!((mu("1000", "laplace") - 1.0).abs() < 0.01);
+    assert!((mu("1000", "bounded") - 0.97).abs() < 0.01);
+}

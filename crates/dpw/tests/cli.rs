@@ -1137,3 +1137,207 @@ abs = 1e-12
     let out = dpw(dir.path(), &["run", &rel, "--out", "p"]);
     assert_bad_output(&out, &rel, "params.mechanisms[3].accountant");
 }
+
+const CALIBRATION_CURVE: &str = r##"id = "cal"
+title = "calibration curve"
+kind = "calibration_curve"
+
+[source]
+paper = "test"
+figure = "none"
+chosen = "test"
+
+[params]
+vary = "delta"
+grid = [1e-6, 1e-3]
+epsilon = 0.5
+accuracy = 1e-3
+metrics = ["scale"]
+mechanisms = [
+  { key = "lap", family = "laplace" },
+  { key = "g", family = "gaussian" },
+  { key = "lap_pure", family = "laplace", calibration = "classical" },
+]
+
+[plot]
+title = "t"
+columns = 1
+panel_width = 400
+panel_height = 300
+
+[[plot.panels]]
+key = "scale"
+title = "t"
+x = { label = "delta", scale = "log" }
+y = { label = "scale", scale = "log" }
+
+[[plot.series]]
+key = "lap"
+label = "lap"
+color = "#000000"
+
+[[plot.series]]
+key = "g"
+label = "g"
+color = "#000000"
+
+[[plot.series]]
+key = "lap_pure"
+label = "lap_pure"
+color = "#000000"
+
+[check]
+rel = 1e-6
+abs = 1e-12
+"##;
+
+/// One Laplace use: `δ(ε) = 1 − e^{(ε − ε₀)/2}` for `ε ≤ ε₀` (docs/accountant.md §2.2), so the
+/// least scale meeting (ε, δ) is `b* = 1/(ε − 2 ln(1 − δ))` in closed form; the calibrated
+/// bracket must hold it, within the accuracy asked, and the Gaussian is the analytic σ.
+#[test]
+fn calibration_curve_brackets_the_closed_form_laplace_scale_and_refuses_bad_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let rel = write_manifest(dir.path(), "cal", CALIBRATION_CURVE);
+    let out = dpw(dir.path(), &["run", &rel, "--out", "o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = fs::read_to_string(dir.path().join("o/data/cal.csv")).unwrap();
+    let row = |series: &str, d: &str| -> Vec<f64> {
+        let l = csv
+            .lines()
+            .find(|l| l.starts_with(&format!("scale,{series},{d},")))
+            .unwrap_or_else(|| panic!("{series} {d} in {csv}"));
+        l.split(',').skip(3).map(|v| v.parse().unwrap()).collect()
+    };
+    for (d, ds) in [(1e-3, "0.001"), (1e-6, "1e-6")] {
+        let exact = 1.0 / (0.5 - 2.0 * (-d as f64).ln_1p());
+        let r = row("lap", ds); // y, y_lo, y_hi, count, epsilon, delta, parameter
+        assert!(
+            r[1] <= exact && exact <= r[2],
+            "{d}: {exact} outside [{}, {}]",
+            r[1],
+            r[2]
+        );
+        assert!(r[2] / r[1] - 1.0 <= 1.001e-3, "{d}: {r:?}");
+        let sigma = densities::gaussian::analytic_sigma(0.5, d, 1.0).unwrap();
+        assert!((row("g", ds)[0] / sigma - 1.0).abs() < 1e-12);
+        assert_eq!(row("lap_pure", ds)[0], 2.0);
+    }
+    for (from, to, key) in [
+        (
+            "family = \"laplace\" },\n  { key = \"g\"",
+            "family = \"cauchy\" },\n  { key = \"g\"",
+            "params.mechanisms[0].family",
+        ),
+        ("epsilon = 0.5\n", "", "params.epsilon"),
+        (
+            "epsilon = 0.5\n",
+            "epsilon = 0.5\ndelta = 1e-5\n",
+            "params.delta",
+        ),
+        (
+            "grid = [1e-6, 1e-3]",
+            "grid = [1e-6, 0.5]",
+            "params.grid[1]",
+        ),
+        ("metrics = [\"scale\"]", "metrics = []", "params.metrics"),
+        (
+            "family = \"laplace\", calibration",
+            "family = \"laplace\", delta_share = 0.5, calibration",
+            "params.mechanisms[2].delta_share",
+        ),
+    ] {
+        let bad = edit(CALIBRATION_CURVE, from, to);
+        let rel = write_manifest(dir.path(), "cal", &bad);
+        let out = dpw(dir.path(), &["run", &rel, "--out", "bad"]);
+        assert_bad_output(&out, &rel, key);
+    }
+}
+
+const TRADEOFF_CURVE: &str = r##"id = "tc"
+title = "tradeoff curve"
+kind = "tradeoff_curve"
+
+[source]
+paper = "test"
+figure = "none"
+chosen = "test"
+
+[params]
+alpha = { linspace = [0, 1], n = 21 }
+gap = true
+panels = [
+  { key = "p", mechanisms = [ { key = "g", spec = "gaussian:sigma=2,count=9" } ] },
+]
+
+[plot]
+title = "t"
+columns = 1
+panel_width = 400
+panel_height = 300
+
+[[plot.panels]]
+key = "p"
+title = "t"
+x = { label = "a", scale = "linear" }
+y = { label = "b", scale = "linear" }
+
+[[plot.panels]]
+key = "p_gap"
+title = "t"
+x = { label = "a", scale = "linear" }
+y = { label = "b", scale = "linear" }
+
+[[plot.series]]
+key = "g"
+label = "g"
+color = "#000000"
+
+[[plot.series]]
+key = "g_clt"
+label = "g_clt"
+color = "#000000"
+
+[check]
+rel = 1e-6
+abs = 1e-12
+"##;
+
+/// A 9-fold Gaussian with σ = 2 is `G_{1.5}` exactly: the PLD curve's bracket holds the
+/// closed form, its central-limit μ is 1.5, and its gap panel is within the bracket of 0.
+#[test]
+fn tradeoff_curve_of_a_gaussian_composition_is_g_mu_and_bad_lists_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let rel = write_manifest(dir.path(), "tc", TRADEOFF_CURVE);
+    let out = dpw(dir.path(), &["run", &rel, "--out", "o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = fs::read_to_string(dir.path().join("o/data/tc.csv")).unwrap();
+    let mut n = 0;
+    for l in csv.lines().filter(|l| l.starts_with("p,g,")) {
+        let f: Vec<f64> = l.split(',').skip(2).map(|v| v.parse().unwrap()).collect();
+        let (a, lo, hi, mu) = (f[0], f[2], f[3], f[4]);
+        let exact = densities::tradeoff::gaussian_tradeoff(1.5, a).unwrap();
+        assert!(lo <= exact + 1e-15 && exact <= hi + 1e-15, "α = {a}");
+        assert!((mu / 1.5 - 1.0).abs() < 1e-4);
+        n += 1;
+    }
+    assert_eq!(n, 21);
+    assert_eq!(
+        csv.lines().filter(|l| l.starts_with("p_gap,g,")).count(),
+        21
+    );
+    for (from, to, key) in [
+        (
+            "spec = \"gaussian:sigma=2,count=9\"",
+            "spec = \"gauss:sigma=2\"",
+            "params.panels[0].mechanisms[0].spec",
+        ),
+        ("gap = true\n", "gap = true\nclt = false\n", "params.gap"),
+        ("n = 21 }", "n = 21 }\nmechanisms = []", "params.panels"),
+        ("linspace = [0, 1]", "linspace = [0, 2]", "params.alpha[11]"),
+    ] {
+        let bad = edit(TRADEOFF_CURVE, from, to);
+        let rel = write_manifest(dir.path(), "tc", &bad);
+        let out = dpw(dir.path(), &["run", &rel, "--out", "bad"]);
+        assert_bad_output(&out, &rel, key);
+    }
+}

@@ -543,7 +543,49 @@ impl BoundedNoiseLaw {
     /// `x ∈ (r − 1, 1)` with `ℓ(x) = l` (bisection; the loss decreases in x).
     fn x_of_loss(&self, l: f64) -> f64 {
         let r = self.s / self.radius;
-        let (mut a, mut b) = (r - 1.0, 1.0);
+        self.x_of_loss_in(l, r - 1.0, 1.0)
+    }
+
+    /// [`Self::x_of_loss`] for increasing losses: each root is bracketed next to the
+    /// previous one (x decreases), by a step extrapolated from the last two and doubled
+    /// until it brackets; then bisected to the last ulp. The same roots as one by one,
+    /// a fraction of the loss evaluations when the edges are a fine grid.
+    fn xs_of_losses(&self, edges: &[f64]) -> Vec<f64> {
+        let r = self.s / self.radius;
+        let mut xs: Vec<f64> = Vec::with_capacity(edges.len());
+        for (i, &l) in edges.iter().enumerate() {
+            if i < 2 || !(edges[i - 1] < l) {
+                xs.push(self.x_of_loss(l));
+                continue;
+            }
+            let (x1, x2) = (xs[i - 1], xs[i - 2]);
+            let b = x1; // ℓ(x1) ≤ edges[i−1] < l: the root is below x1
+            let mut step = (x2 - x1).max(0.0) * 1.5 + f64::EPSILON * x1.abs().max(1e-300);
+            let mut a = b - step;
+            let mut found = false;
+            for _ in 0..60 {
+                if a <= r - 1.0 {
+                    break;
+                }
+                if self.loss_x(a) > l {
+                    found = true;
+                    break;
+                }
+                step *= 2.0;
+                a = b - step;
+            }
+            xs.push(if found {
+                self.x_of_loss_in(l, a, b)
+            } else {
+                self.x_of_loss_in(l, r - 1.0, b)
+            });
+        }
+        xs
+    }
+
+    /// Bisection for `ℓ(x) = l` on `[a, b]` with `ℓ(a) > l ≥ ℓ(b)` (or the domain ends).
+    fn x_of_loss_in(&self, l: f64, a: f64, b: f64) -> f64 {
+        let (mut a, mut b) = (a, b);
         for _ in 0..200 {
             let m = 0.5 * (a + b);
             if m <= a || m >= b {
@@ -600,7 +642,7 @@ impl LossLaw for BoundedNoiseLaw {
         self.cells(&[a, b])[0]
     }
     fn cells(&self, edges: &[f64]) -> Vec<(f64, f64)> {
-        let xs: Vec<f64> = edges.iter().map(|&l| self.x_of_loss(l)).collect();
+        let xs = self.xs_of_losses(edges);
         let mut out = Vec::with_capacity(edges.len().saturating_sub(1));
         for i in 0..edges.len().saturating_sub(1) {
             let (a, xa, xb) = (edges[i], xs[i], xs[i + 1]);

@@ -177,14 +177,17 @@ impl Accountant {
         ln_delta - self.total_count().ln() - 12.0
     }
 
-    fn lattices(&self, d: f64, upper: bool, t: f64) -> Result<Vec<Lattice>> {
+    /// Each law on the grid `d`, on the side `upper` selects, its atomless losses above
+    /// `cap` moved to `+∞` (upper) or down to the cap (lower): valid bounds at any cap,
+    /// and at ε they cost at most `P(L > cap)·e^{ε − cap}` per use (docs/accountant.md §9).
+    fn capped_lattices(&self, d: f64, upper: bool, t: f64, cap: f64) -> Result<Vec<Lattice>> {
         self.parts
             .iter()
             .map(|(law, _)| {
                 if upper {
-                    Lattice::pessimistic(law.as_ref(), d, t, self.max_bins)
+                    Lattice::pessimistic_capped(law.as_ref(), d, t, self.max_bins, cap)
                 } else {
-                    Lattice::optimistic(law.as_ref(), d, t, self.max_bins)
+                    Lattice::optimistic_capped(law.as_ref(), d, t, self.max_bins, cap)
                 }
             })
             .collect()
@@ -209,8 +212,13 @@ impl Accountant {
         let mut tail = self.ln_tail(-753.0);
         let mut retails = 0;
         let ln_k = self.total_count().ln();
+        // Each law's losses are capped far above ε (docs/accountant.md §9): at a guess of
+        // δ first (e^{-18}), raised when δ turns out much smaller.
+        let mut ln_guess = -18.0f64;
+        let mut recaps = 0;
         for _ in 0..12 {
-            let r = self.delta_step(eps, d, tail);
+            let cap = eps - ln_guess + ln_k + 22.0;
+            let r = self.delta_step_capped(eps, d, tail, cap);
             let (lo, hi) = match r {
                 Ok(v) => v,
                 Err(e) => match last {
@@ -224,6 +232,11 @@ impl Accountant {
                 retails += 1;
                 let guess = if lo.is_finite() { lo } else { hi - 1000.0 };
                 tail = self.ln_tail(guess);
+                continue;
+            }
+            if hi.is_finite() && hi < ln_guess - 5.0 && recaps < 3 {
+                recaps += 1;
+                ln_guess = if lo.is_finite() { lo } else { hi - 1000.0 };
                 continue;
             }
             let hi = hi.min(0.0);
@@ -317,7 +330,7 @@ impl Accountant {
     }
 
     fn eps_step(&self, ln_delta: f64, step: f64, tail: f64) -> Result<(f64, f64)> {
-        self.both_sides(step, tail, |f, upper| {
+        self.both_sides(step, tail, f64::INFINITY, |f, upper| {
             eps_at(f, ln_delta, upper, self.max_bins, tail)
         })
     }
@@ -328,7 +341,13 @@ impl Accountant {
     }
 
     fn delta_step(&self, eps: f64, step: f64, tail: f64) -> Result<(f64, f64)> {
-        self.both_sides(step, tail, |f, upper| {
+        self.delta_step_capped(eps, step, tail, f64::INFINITY)
+    }
+
+    /// As `delta_step` with each law's losses capped at `cap`: losses far above ε hardly
+    /// move δ(ε), and a heavy upper tail then costs no bins (the bounds hold at any cap).
+    fn delta_step_capped(&self, eps: f64, step: f64, tail: f64, cap: f64) -> Result<(f64, f64)> {
+        self.both_sides(step, tail, cap, |f, upper| {
             ln_delta_at(f, eps, upper, self.max_bins, tail)
         })
     }
@@ -339,10 +358,11 @@ impl Accountant {
         &self,
         step: f64,
         tail: f64,
+        cap: f64,
         ask: impl Fn(&[Factor], bool) -> Result<f64> + Sync,
     ) -> Result<(f64, f64)> {
         let side = |upper: bool| -> Result<f64> {
-            let lats = self.lattices(step, upper, tail)?;
+            let lats = self.capped_lattices(step, upper, tail, cap)?;
             ask(&self.factors(&lats), upper)
         };
         let (lo, hi) = std::thread::scope(|s| {

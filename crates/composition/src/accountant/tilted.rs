@@ -30,16 +30,6 @@ use crate::pld::U;
 use rustfft::num_complex::Complex;
 use rustfft::FftPlanner;
 
-/// `ln Σ e^{v}` over a slice (−∞ for an empty or all −∞ slice).
-fn lse(v: impl Iterator<Item = f64> + Clone) -> f64 {
-    let m = v.clone().fold(f64::NEG_INFINITY, f64::max);
-    if m == f64::NEG_INFINITY {
-        return m;
-    }
-    let s: f64 = v.map(|x| (x - m).exp()).sum();
-    m + s.ln()
-}
-
 /// One factor of a composition: a lattice law used `count` times.
 #[derive(Debug, Clone, Copy)]
 pub struct Factor<'a> {
@@ -53,23 +43,30 @@ pub struct Factor<'a> {
 /// (loss units), `K(θ) = ln Σ ω(x) e^{θx}`.
 pub(crate) fn cgf(law: &Lattice, theta: f64) -> (f64, f64, f64) {
     let d = law.step;
-    let it = law
+    // One pass for the maximum, one for the three sums (one exponential per entry).
+    let m = law
         .ln_pmf
         .iter()
         .enumerate()
-        .map(|(i, &lp)| lp + theta * (law.lo + i as i64) as f64 * d);
-    let k = lse(it.clone());
-    if k == f64::NEG_INFINITY {
-        return (k, 0.0, 0.0);
+        .map(|(i, &lp)| lp + theta * (law.lo + i as i64) as f64 * d)
+        .fold(f64::NEG_INFINITY, f64::max);
+    if m == f64::NEG_INFINITY {
+        return (m, 0.0, 0.0);
     }
-    let (mut m1, mut m2) = (0.0, 0.0);
-    for (i, t) in it.enumerate() {
-        let w = (t - k).exp();
+    let (mut s0, mut s1, mut s2) = (0.0, 0.0, 0.0);
+    for (i, &lp) in law.ln_pmf.iter().enumerate() {
         let x = (law.lo + i as i64) as f64 * d;
-        m1 += w * x;
-        m2 += w * x * x;
+        let t = lp + theta * x - m;
+        // Below e^{−746} a term underflows to 0 anyway (skipping libm's slow path).
+        if t > -746.0 {
+            let w = t.exp();
+            s0 += w;
+            s1 += w * x;
+            s2 += w * x * x;
+        }
     }
-    (k, m1, (m2 - m1 * m1).max(0.0))
+    let m1 = s1 / s0;
+    (m + s0.ln(), m1, (s2 / s0 - m1 * m1).max(0.0))
 }
 
 /// `Σ c_i K_i(θ)` and its derivatives.
@@ -171,22 +168,67 @@ pub(crate) struct LnDelta {
 /// `ln` of the Chernoff bound `P_λ(S ≥ h)` (upper = true) or `P_λ(S ≤ h)`; `base` is
 /// `Σ c_i K_i(λ)`.
 pub(crate) fn ln_chernoff(factors: &[Factor], lambda: f64, base: f64, h: f64, upper: bool) -> f64 {
-    // f(t) = Σ c (K(λ ± t) − K(λ)) ∓ t h, convex in t ≥ 0; golden-section minimum.
+    // f(t) = K(λ ± t) − K(λ) ∓ t h is convex in t ≥ 0, f(0) = 0, and any t gives a valid
+    // bound: safeguarded Newton on f' (increasing), keeping the least f evaluated.
     let sgn = if upper { 1.0 } else { -1.0 };
-    let f = |t: f64| total_cgf(factors, lambda + sgn * t).0 - base - sgn * t * h;
-    let mut b = 1.0 / factors[0].law.step;
-    // Grow b until f increases (the minimum is inside).
-    let mut fb = f(b);
-    for _ in 0..60 {
-        let f2 = f(2.0 * b);
-        if f2 >= fb || !f2.is_finite() {
+    let eval = |t: f64| -> (f64, f64, f64) {
+        let (k, k1, k2) = total_cgf(factors, lambda + sgn * t);
+        (k - base - sgn * t * h, sgn * (k1 - h), k2)
+    };
+    let (_, d0, _) = eval(0.0);
+    if !(d0 < 0.0) {
+        return 0.0;
+    }
+    let mut best = 0.0f64;
+    // Bracket the minimum: f'(lo) < 0 ≤ f'(hi).
+    let (mut lo, mut hi) = (0.0f64, 1.0 / factors[0].law.step);
+    let mut at_hi = eval(hi);
+    let mut grown = 0;
+    while at_hi.1 < 0.0 && at_hi.0.is_finite() && grown < 60 {
+        best = best.min(at_hi.0);
+        lo = hi;
+        hi *= 2.0;
+        at_hi = eval(hi);
+        grown += 1;
+    }
+    if at_hi.0.is_finite() {
+        best = best.min(at_hi.0);
+    }
+    if at_hi.1 < 0.0 || !at_hi.0.is_finite() {
+        // The minimum is beyond reach (h at or above the largest loss) or f overflowed:
+        // the best point seen stands (a valid bound).
+        return best;
+    }
+    let mut t = 0.5 * (lo + hi);
+    for _ in 0..40 {
+        let (f, d, dd) = eval(t);
+        if f.is_finite() {
+            best = best.min(f);
+        }
+        if d < 0.0 {
+            lo = t;
+        } else {
+            hi = t;
+        }
+        if hi - lo <= 1e-12 * hi || d == 0.0 {
             break;
         }
-        b *= 2.0;
-        fb = f2;
+        let newton = t - d / dd;
+        t = if dd > 0.0 && newton > lo && newton < hi {
+            newton
+        } else {
+            0.5 * (lo + hi)
+        };
+        // Newton has converged when its step is far below the bracket's resolution.
+        if (d / dd).abs() <= 1e-10 * t {
+            let (f, _, _) = eval(t);
+            if f.is_finite() {
+                best = best.min(f);
+            }
+            break;
+        }
     }
-    // Any t gives a valid bound; 40 golden-section steps locate the minimum well enough.
-    crate::pld::golden_min(&f, 0.0, 2.0 * b, 40).min(0.0)
+    best
 }
 
 /// `e^{−2πir/n}` for `r < n` as the product of two small tables (`r = 1024a + b`):

@@ -38,17 +38,7 @@ impl Accountant {
     fn composed_lattice(&self, upper: bool, cap: f64) -> Result<Lattice> {
         let step = self.initial_step(self.accuracy.unwrap_or(1e-4));
         let tail = self.ln_tail(LN_TAIL_MASS + 12.0);
-        let lats = self
-            .parts
-            .iter()
-            .map(|(law, _)| {
-                if upper {
-                    Lattice::pessimistic_capped(law.as_ref(), step, tail, self.max_bins, cap)
-                } else {
-                    Lattice::optimistic_capped(law.as_ref(), step, tail, self.max_bins, cap)
-                }
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let lats = self.capped_lattices(step, upper, tail, cap)?;
         let factors = self.factors(&lats);
         let c = compose(&factors, 0.0, self.max_bins, upper, tail)?;
         Ok(c.sum.untilted_lattice(upper, c.ln_inf))
@@ -62,15 +52,12 @@ impl Accountant {
                 return Err(out_of_range("alpha", a, "[0, 1]"));
             }
         }
-        // Only ε ≤ ln(1/α) matter at α (beyond, 1 − δ(ε) − e^ε α < 0): each law's
-        // losses are capped e^{36}·K above that, which moves δ at those ε by at most
-        // e^{−36}, and the bounds stay valid whatever the cap.
         let a_min = alphas
             .iter()
             .copied()
             .filter(|&a| a > 0.0)
             .fold(1.0, f64::min);
-        let cap = -a_min.ln() - LN_TAIL_MASS + self.total_count().ln();
+        let cap = self.loss_cap(a_min);
         let (lo_lat, hi_lat) = std::thread::scope(|s| {
             let h = s.spawn(|| self.composed_lattice(false, cap));
             let hi = self.composed_lattice(true, cap);
@@ -96,14 +83,18 @@ impl Accountant {
 
     /// μ of the Gaussian trade-off `G_μ` that the central limit theorem of Dong, Su &
     /// Zhang (2021, Theorem 5) assigns to the composition: `μ = 2K/s` with `K = Σ c_i
-    /// E_P[L_i]` (the Kullback–Leibler divergences) and `s² = Σ c_i Var_P[L_i]`, over the
-    /// finite part of each loss; the mean of the two sides' lattices (docs/accountant.md §9).
+    /// E_P[L_i]` (the Kullback–Leibler divergences) and `s² = Σ c_i Var_P[L_i]`
+    /// (docs/accountant.md §9). The moments are those of the finite part of each loss
+    /// below the cap of a trade-off down to α = 1e-6 (losses above it act like the `+∞`
+    /// atom, whose mass no moment sees: bounded noise has infinite moments otherwise), from
+    /// the two discretisations, averaged: a reference value, not a certified one.
     pub fn clt_mu(&self) -> Result<f64> {
+        let cap = self.loss_cap(1e-6);
         let step = self.initial_step(self.accuracy.unwrap_or(1e-4));
         let tail = self.ln_tail(LN_TAIL_MASS + 12.0);
         let mut mu = 0.0;
         for upper in [false, true] {
-            let lats = self.lattices(step, upper, tail)?;
+            let lats = self.capped_lattices(step, upper, tail, cap)?;
             let (_, k, v) = tilted::total_cgf(&self.factors(&lats), 0.0);
             if !(v > 0.0) {
                 return Err(out_of_range("loss variance", v, "(0, inf)"));
@@ -112,6 +103,13 @@ impl Accountant {
             mu += k / v.sqrt();
         }
         Ok(mu)
+    }
+
+    /// The cap on each law's losses for a trade-off down to `a_min`: only ε ≤ ln(1/α)
+    /// matter at α (beyond, `1 − δ(ε) − e^ε α < 0`), and a cap `e^{36}·K` above that moves
+    /// δ at those ε by at most `e^{−36}`; the bounds stay valid whatever the cap.
+    fn loss_cap(&self, a_min: f64) -> f64 {
+        -a_min.ln() - LN_TAIL_MASS + self.total_count().ln()
     }
 }
 

@@ -771,4 +771,4 @@ impl PrivacyLoss {
 }
 
 /// FFT length and componentwise error constant, shared with [`crate::accountant`].
-pub(crate) use fft::{eta as fft_eta, fast_len as fft_len_pub, golden_min};
+pub(crate) use fft::{eta as fft_eta, fast_len as fft_len_pub};

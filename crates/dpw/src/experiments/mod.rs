@@ -6,6 +6,7 @@ pub mod adaptive_order;
 pub mod adaptive_queries;
 pub mod bounded_grid;
 pub mod bounded_vs_gaussian;
+pub mod calibration_curve;
 pub mod clt_tradeoff;
 pub mod composition_bounds;
 pub mod exact_bounded_radius;

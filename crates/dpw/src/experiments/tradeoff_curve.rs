@@ -7,12 +7,15 @@
 //! [params]
 //! alpha = { linspace = [0, 1], n = 101 }
 //! clt = true                      # optional (default true): add "<key>_clt" = G_μ series
+//! gap = true                      # optional (default false, needs clt): panels "<panel>_gap"
 //! accuracy = 1e-4                 # optional: sets the grid step (docs/accountant.md §6)
 //! panels = [
 //!   { key = "k10", mechanisms = [ { key = "laplace", spec = "laplace:scale=1,sensitivity=0.316,count=10" } ] },
 //! ]
 //! ```
-//! `mechanisms = [...]` directly under `[params]` is one panel keyed `main`.
+//! `mechanisms = [...]` directly under `[params]` is one panel keyed `main`. With `gap`,
+//! each panel is followed by `<panel>_gap` holding `β − G_μ(α)` of each mechanism (its
+//! bracket shifted alike): how far the composition still is from its central limit.
 //! Columns: `panel,series,x,y,y_lo,y_hi,mu`: x = α, y the midpoint of the certified
 //! bracket `[y_lo, y_hi]` of β; `mu` the central-limit μ (the `_clt` series are exact
 //! closed forms with `y_lo = y_hi = y`). For an asymmetric mechanism (subsampled) the curve
@@ -56,6 +59,7 @@ struct PanelInput {
 struct Params {
     alpha: Grid,
     clt: Option<bool>,
+    gap: Option<bool>,
     accuracy: Option<f64>,
     panels: Option<Vec<PanelInput>>,
     mechanisms: Option<Vec<MechanismInput>>,
@@ -65,6 +69,7 @@ struct Params {
 struct TradeoffCurve {
     alphas: Vec<f64>,
     clt: bool,
+    gap: bool,
     accuracy: Option<f64>,
     panels: Vec<(String, Vec<(String, MechanismSpec)>)>,
 }
@@ -153,6 +158,26 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         }
     };
     let clt = p.clt.unwrap_or(true);
+    let gap = p.gap.unwrap_or(false);
+    if gap && !clt {
+        return Err(KeyError::new(
+            "params.gap",
+            "the gap to G_μ needs clt = true",
+        ));
+    }
+    if gap {
+        let keys: Vec<String> = panels.iter().map(|p| p.0.clone()).collect();
+        for (i, k) in keys.iter().enumerate() {
+            if keys.contains(&format!("{k}_gap")) {
+                return Err(KeyError::new(
+                    format!("params.panels[{i}].key"),
+                    format!(
+                        "the gap panel of \"{k}\" is keyed \"{k}_gap\", which is taken by a panel"
+                    ),
+                ));
+            }
+        }
+    }
     if clt {
         for (_, ms) in &panels {
             for (key, _) in ms {
@@ -168,6 +193,7 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     Ok(Box::new(TradeoffCurve {
         alphas: p.alpha.values().to_vec(),
         clt,
+        gap,
         accuracy: accuracy(p.accuracy)?,
         panels,
     }))
@@ -175,7 +201,14 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
 
 impl Job for TradeoffCurve {
     fn panel_keys(&self) -> Vec<String> {
-        self.panels.iter().map(|p| p.0.clone()).collect()
+        let mut keys = Vec::new();
+        for (k, _) in &self.panels {
+            keys.push(k.clone());
+            if self.gap {
+                keys.push(format!("{k}_gap"));
+            }
+        }
+        keys
     }
 
     fn series_keys(&self) -> Vec<String> {
@@ -228,8 +261,12 @@ impl Job for TradeoffCurve {
                     });
                 }
                 if self.clt {
-                    for &a in &self.alphas {
-                        let g = gaussian_tradeoff(mu, a).map_err(|e| fail(e.to_string()))?;
+                    let gs: Vec<f64> = self
+                        .alphas
+                        .iter()
+                        .map(|&a| gaussian_tradeoff(mu, a).map_err(|e| fail(e.to_string())))
+                        .collect::<Result<_, _>>()?;
+                    for (&a, &g) in self.alphas.iter().zip(&gs) {
                         table.push(Row {
                             panel: panel.clone(),
                             series: format!("{key}_clt"),
@@ -237,6 +274,17 @@ impl Job for TradeoffCurve {
                             y: g,
                             extra: vec![g, g, mu],
                         });
+                    }
+                    if self.gap {
+                        for (p, &g) in pts.iter().zip(&gs) {
+                            table.push(Row {
+                                panel: format!("{panel}_gap"),
+                                series: key.clone(),
+                                x: p.alpha,
+                                y: 0.5 * (p.lower + p.upper) - g,
+                                extra: vec![p.lower - g, p.upper - g, mu],
+                            });
+                        }
                     }
                 }
                 tick();

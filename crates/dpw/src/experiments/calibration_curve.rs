@@ -1,0 +1,648 @@
+//! Kind `calibration_curve`: the noise each mechanism family needs for k queries at a
+//! target (ε, δ), and what it costs (scale, E|X|, E X², the max-of-k error at 1 − β),
+//! against k, ε or δ — `dpw calibrate` over a grid, with every family calibrated by
+//! exact accounting (docs/accountant.md §10): a new figure from a manifest alone.
+//!
+//! ```toml
+//! [params]
+//! vary = "count"                          # or "epsilon", "delta"
+//! grid = { logspace = [1, 1e6], n = 7, integer = true }
+//! epsilon = 1                             # the fixed values of the two not varied
+//! delta = 1e-6
+//! sensitivity = 1                         # optional (1)
+//! beta = 0.05                             # optional (0.05), for the max-of-k error
+//! accuracy = 1e-2                         # optional (1e-2): width of the noise bracket
+//! metrics = ["mean_abs", "max_error"]     # panels: scale, mean_abs, second_moment, max_error
+//! mechanisms = [
+//!   { key = "laplace", family = "laplace" },
+//!   { key = "gaussian", family = "gaussian" },
+//!   { key = "truncated_laplace", family = "truncated-laplace" },
+//!   { key = "bounded", family = "bounded:family=power,alpha=2" },
+//!   { key = "laplace_basic", family = "laplace", calibration = "classical" },
+//! ]
+//! ```
+//! Families: `laplace` (scale b), `gaussian` (σ), `truncated-laplace` (per-query
+//! (ε₀, δ₀) with δ₀ = `delta_share`·δ/k, default share 0.5; the scale is λ = Δ/ε₀) and
+//! `bounded:family=power,alpha=A` or `bounded:family=exp` (radius R). Each query is one use
+//! of the mechanism with sensitivity Δ; the k uses compose.
+//!
+//! `calibration = "exact"` (the default): the least noise whose k-fold composition has a
+//! certified δ(ε) ≤ δ (the upper end of the accountant's bracket), found by a bracketed
+//! secant search on the noise parameter; the least noise that is private lies between the
+//! largest parameter certified insufficient (`y_lo`) and the reported one (`y = y_hi`).
+//! The Gaussian is exact in closed form (the analytic σ with L2 sensitivity √k·Δ).
+//! `calibration = "classical"`: the generic bounds — Laplace b = kΔ/ε (pure DP), the
+//! truncated Laplacian at (ε/k, δ/k) per query (basic composition), bounded noise at the
+//! certified radius of Dagan & Kur, the Gaussian unchanged.
+//!
+//! Bounded noise's E|X|, E X² and max-of-k error are upper bounds (the union bound
+//! `P(|X| > t) ≤ β/k`); Laplace's, the Gaussian's and the truncated Laplacian's are exact
+//! (i.i.d. coordinates, `P(max|X_i| ≤ t) = (1 − p(t))^k`).
+//! Columns: `panel,series,x,y,y_lo,y_hi,count,epsilon,delta,parameter` (`parameter` is
+//! the calibrated b, σ, 1/ε₀ or R/Δ at `y`).
+
+use super::tradeoff_curve::accuracy as check_accuracy;
+use super::{distinct, open_unit, positive, Job};
+use crate::calibrate::{laplace_max_abs_quantile, truncated_laplace_abs_quantile};
+use crate::error::KeyError;
+use crate::grid::Grid;
+use crate::manifest::ParamsInput;
+use crate::registry::Kind;
+use crate::table::{Row, Table};
+use composition::accountant::{spec::accountant, MechanismSpec, MAX_COUNT};
+use densities::bounded::BoundedFamily;
+use densities::gaussian::analytic_sigma;
+use densities::normal::max_abs_quantile;
+use densities::traits::NoiseMoments;
+use densities::truncated_laplace::TruncatedLaplace;
+use mgf::{certified_radius, BoundedNoise};
+use serde::Deserialize;
+
+/// Registry entry.
+pub const KIND: Kind = Kind {
+    name: "calibration_curve",
+    about: "noise each mechanism family needs for k queries at (ε, δ), by exact accounting, against k, ε or δ",
+    prepare,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Vary {
+    Count,
+    Epsilon,
+    Delta,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Calibration {
+    Exact,
+    Classical,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Metric {
+    Scale,
+    MeanAbs,
+    SecondMoment,
+    MaxError,
+}
+
+impl Metric {
+    fn key(self) -> &'static str {
+        match self {
+            Metric::Scale => "scale",
+            Metric::MeanAbs => "mean_abs",
+            Metric::SecondMoment => "second_moment",
+            Metric::MaxError => "max_error",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MechanismInput {
+    key: String,
+    family: String,
+    calibration: Option<Calibration>,
+    delta_share: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    vary: Vary,
+    grid: Grid,
+    epsilon: Option<f64>,
+    delta: Option<f64>,
+    sensitivity: Option<f64>,
+    beta: Option<f64>,
+    accuracy: Option<f64>,
+    metrics: Vec<Metric>,
+    mechanisms: Vec<MechanismInput>,
+}
+
+/// A mechanism family with one noise parameter θ (larger θ, more noise, more privacy).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Family {
+    Laplace,
+    Gaussian,
+    /// δ₀ = share·δ/k per query; θ = 1/ε₀.
+    TruncatedLaplace {
+        share: f64,
+    },
+    /// θ = R/Δ.
+    Bounded(BoundedFamily),
+}
+
+#[derive(Debug)]
+struct Mechanism {
+    key: String,
+    family: Family,
+    calibration: Calibration,
+}
+
+#[derive(Debug)]
+struct CalibrationCurve {
+    vary: Vary,
+    xs: Vec<f64>,
+    epsilon: f64,
+    delta: f64,
+    sensitivity: f64,
+    beta: f64,
+    accuracy: f64,
+    metrics: Vec<Metric>,
+    mechanisms: Vec<Mechanism>,
+}
+
+fn family(at: &str, text: &str, share: Option<f64>) -> Result<Family, KeyError> {
+    let share_at = at.replace(".family", ".delta_share");
+    let fam = match text {
+        "laplace" => Family::Laplace,
+        "gaussian" => Family::Gaussian,
+        "truncated-laplace" => {
+            let s = share.unwrap_or(0.5);
+            if !(s > 0.0 && s <= 1.0) {
+                return Err(KeyError::new(
+                    share_at,
+                    format!("must be in (0, 1], got {s}"),
+                ));
+            }
+            return Ok(Family::TruncatedLaplace { share: s });
+        }
+        "bounded:family=exp" => Family::Bounded(BoundedFamily::exp()),
+        other => match other.strip_prefix("bounded:family=power,alpha=") {
+            Some(a) => {
+                let alpha: f64 = a
+                    .trim()
+                    .parse()
+                    .map_err(|_| KeyError::new(at, format!("alpha = '{a}' is not a number")))?;
+                if !(alpha > 0.0 && alpha <= 100.0) {
+                    return Err(KeyError::new(
+                        at,
+                        format!("alpha must be in (0, 100], got {alpha}"),
+                    ));
+                }
+                Family::Bounded(
+                    BoundedFamily::power(alpha).map_err(|e| KeyError::new(at, e.to_string()))?,
+                )
+            }
+            None => {
+                return Err(KeyError::new(
+                    at,
+                    format!(
+                        "\"{other}\" is not one of: laplace, gaussian, truncated-laplace, \
+                         bounded:family=power,alpha=A, bounded:family=exp"
+                    ),
+                ))
+            }
+        },
+    };
+    if share.is_some() {
+        return Err(KeyError::new(
+            share_at,
+            "applies to family = \"truncated-laplace\" only",
+        ));
+    }
+    Ok(fam)
+}
+
+fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
+    let p: Params = input.parse()?;
+    if p.mechanisms.is_empty() {
+        return Err(KeyError::new(
+            "params.mechanisms",
+            "must list at least one { key, family } mechanism",
+        ));
+    }
+    let keys: Vec<String> = p.mechanisms.iter().map(|m| m.key.clone()).collect();
+    distinct(&keys, |i| format!("params.mechanisms[{i}].key"))?;
+    let mut mechanisms = Vec::new();
+    for (i, m) in p.mechanisms.iter().enumerate() {
+        if m.key.is_empty() {
+            return Err(KeyError::new(
+                format!("params.mechanisms[{i}].key"),
+                "must not be empty",
+            ));
+        }
+        mechanisms.push(Mechanism {
+            key: m.key.clone(),
+            family: family(
+                &format!("params.mechanisms[{i}].family"),
+                &m.family,
+                m.delta_share,
+            )?,
+            calibration: m.calibration.unwrap_or(Calibration::Exact),
+        });
+    }
+    if p.metrics.is_empty() {
+        return Err(KeyError::new(
+            "params.metrics",
+            "must list at least one of scale, mean_abs, second_moment, max_error",
+        ));
+    }
+    let mkeys: Vec<String> = p.metrics.iter().map(|m| m.key().to_string()).collect();
+    distinct(&mkeys, |i| format!("params.metrics[{i}]"))?;
+    let sensitivity = p.sensitivity.unwrap_or(1.0);
+    if !(1e-100..=1e100).contains(&sensitivity) {
+        return Err(KeyError::new(
+            "params.sensitivity",
+            format!("must be in [1e-100, 1e100], got {sensitivity}"),
+        ));
+    }
+    let beta = open_unit("params.beta", p.beta.unwrap_or(0.05))?;
+    let accuracy = check_accuracy(Some(p.accuracy.unwrap_or(1e-2)))?.unwrap_or(1e-2);
+    let xs = p.grid.values().to_vec();
+    // The two fixed values and the grid, each in the range where every family is
+    // calibrated correctly: ε in [1e-3, 20], δ in [1e-100, 0.1], k in [1, 1e8].
+    let eps_ok = |key: &str, e: f64| -> Result<f64, KeyError> {
+        if (1e-3..=20.0).contains(&e) {
+            Ok(e)
+        } else {
+            Err(KeyError::new(
+                key,
+                format!("must be in [1e-3, 20], got {e}"),
+            ))
+        }
+    };
+    let delta_ok = |key: &str, d: f64| -> Result<f64, KeyError> {
+        if (1e-100..=0.1).contains(&d) {
+            Ok(d)
+        } else {
+            Err(KeyError::new(
+                key,
+                format!("must be in [1e-100, 0.1], got {d}"),
+            ))
+        }
+    };
+    let fixed = |key: &str, v: Option<f64>, varied: bool| -> Result<f64, KeyError> {
+        match (v, varied) {
+            (Some(_), true) => Err(KeyError::new(
+                key,
+                "is the varied quantity: its values come from params.grid",
+            )),
+            (None, false) => Err(KeyError::new(key, "missing (required unless varied)")),
+            (Some(v), false) => Ok(v),
+            (None, true) => Ok(f64::NAN),
+        }
+    };
+    let epsilon = fixed("params.epsilon", p.epsilon, p.vary == Vary::Epsilon)?;
+    let delta = fixed("params.delta", p.delta, p.vary == Vary::Delta)?;
+    if p.vary != Vary::Epsilon {
+        eps_ok("params.epsilon", epsilon)?;
+    }
+    if p.vary != Vary::Delta {
+        delta_ok("params.delta", delta)?;
+    }
+    for (i, &x) in xs.iter().enumerate() {
+        let key = format!("params.grid[{i}]");
+        match p.vary {
+            Vary::Count => {
+                if !(x.fract() == 0.0 && (1.0..=1e8).contains(&x) && x <= MAX_COUNT as f64) {
+                    return Err(KeyError::new(
+                        key,
+                        format!("counts must be integers in [1, 1e8], got {x}"),
+                    ));
+                }
+            }
+            Vary::Epsilon => {
+                eps_ok(&key, x)?;
+            }
+            Vary::Delta => {
+                delta_ok(&key, x)?;
+            }
+        }
+    }
+    Ok(Box::new(CalibrationCurve {
+        vary: p.vary,
+        xs,
+        epsilon,
+        delta,
+        sensitivity: positive("params.sensitivity", sensitivity)?,
+        beta,
+        accuracy,
+        metrics: p.metrics,
+        mechanisms,
+    }))
+}
+
+/// One calibration point: (k, ε, δ).
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    k: f64,
+    eps: f64,
+    delta: f64,
+}
+
+impl CalibrationCurve {
+    fn point(&self, x: f64) -> Point {
+        match self.vary {
+            Vary::Count => Point {
+                k: x,
+                eps: self.epsilon,
+                delta: self.delta,
+            },
+            Vary::Epsilon => Point {
+                k: self.count_fixed(),
+                eps: x,
+                delta: self.delta,
+            },
+            Vary::Delta => Point {
+                k: self.count_fixed(),
+                eps: self.epsilon,
+                delta: x,
+            },
+        }
+    }
+
+    /// With ε or δ varied, one query.
+    fn count_fixed(&self) -> f64 {
+        1.0
+    }
+
+    /// The SPEC of one query of `fam` at parameter θ.
+    fn spec(&self, fam: Family, theta: f64, pt: Point) -> Result<MechanismSpec, String> {
+        let s = self.sensitivity;
+        let k = pt.k as u64;
+        let text = match fam {
+            Family::Laplace => format!("laplace:scale={},sensitivity={s},count={k}", theta * s),
+            Family::Gaussian => format!("gaussian:sigma={},sensitivity={s},count={k}", theta * s),
+            Family::TruncatedLaplace { share } => format!(
+                "truncated-laplace:epsilon={},delta={},sensitivity={s},count={k}",
+                1.0 / theta,
+                share * pt.delta / pt.k
+            ),
+            Family::Bounded(BoundedFamily::Power { alpha }) => format!(
+                "bounded:family=power,alpha={alpha},radius={},sensitivity={s},count={k}",
+                theta * s
+            ),
+            Family::Bounded(BoundedFamily::Exp) => format!(
+                "bounded:family=exp,radius={},sensitivity={s},count={k}",
+                theta * s
+            ),
+        };
+        text.parse::<MechanismSpec>().map_err(|e| e.0)
+    }
+
+    /// Whether θ is certified sufficient (`Some(true)`), certified insufficient
+    /// (`Some(false)`) or undecided at this accuracy (`None`), with `ln δ`'s estimate.
+    fn verdict(&self, fam: Family, theta: f64, pt: Point) -> Result<(Option<bool>, f64), String> {
+        let spec = self.spec(fam, theta, pt)?;
+        let acc = accountant(&[spec])
+            .map_err(|e| e.0)?
+            .with_accuracy(self.accuracy)
+            .map_err(|e| e.to_string())?;
+        let a = acc.delta(pt.eps).map_err(|e| e.to_string())?;
+        let v = if a.upper <= pt.delta {
+            Some(true)
+        } else if a.lower > pt.delta {
+            Some(false)
+        } else {
+            None
+        };
+        Ok((v, 0.5 * (a.ln_lower + a.ln_upper)))
+    }
+
+    /// `[θ_lo, θ_hi]` with `θ_hi/θ_lo − 1 ≤ accuracy`: θ_hi certified sufficient, θ_lo
+    /// not (certified insufficient, or undecided within the accountant's resolution: δ to
+    /// the same relative accuracy, which moves θ far less since `ln δ` falls steeply in
+    /// `ln θ`). A secant search on `ln δ` against `ln θ` inside the
+    /// bracket, each secant point followed by a probe just across it
+    /// (docs/accountant.md §10).
+    fn exact(
+        &self,
+        fam: Family,
+        guess: f64,
+        range: (f64, f64),
+        pt: Point,
+    ) -> Result<(f64, f64), String> {
+        let target = pt.delta.ln();
+        let (umin, umax) = (range.0.ln(), range.1.ln());
+        let mut u = guess.ln().clamp(umin, umax);
+        // (u, ln δ − ln target) of the ends: lo not sufficient, hi sufficient.
+        let mut lo: Option<(f64, f64)> = None;
+        let mut hi: Option<(f64, f64)> = None;
+        let tol = (1.0 + self.accuracy).ln();
+        let mut probe_next = false;
+        // Outward steps while one end is missing: small first (the guesses are close),
+        // doubling.
+        let mut reach = 0.1f64;
+        for _ in 0..60 {
+            // A composition the accountant cannot bound within its budget (tiny noise:
+            // heavy tails) is not certified sufficient: it counts as too little noise.
+            let (v, ln_d) = match self.verdict(fam, u.exp(), pt) {
+                Ok(r) => r,
+                Err(_) if hi.is_some_and(|h| h.0 > u) => (None, f64::NAN),
+                Err(e) => return Err(e),
+            };
+            let sufficient = v == Some(true);
+            if sufficient {
+                hi = Some((u, ln_d - target));
+            } else {
+                lo = Some((u, ln_d - target));
+            }
+            match (lo, hi) {
+                (Some(l), Some(h)) => {
+                    if h.0 - l.0 <= tol {
+                        return Ok((l.0.exp(), h.0.exp()));
+                    }
+                    let inside = |x: f64| x > l.0 && x < h.0;
+                    let probe = if sufficient {
+                        u - 0.9 * tol
+                    } else {
+                        u + 0.9 * tol
+                    };
+                    if probe_next && inside(probe) {
+                        u = probe;
+                        probe_next = false;
+                        continue;
+                    }
+                    let w = h.0 - l.0;
+                    let secant = if l.1.is_finite() && h.1.is_finite() && l.1 > h.1 {
+                        l.0 + w * l.1 / (l.1 - h.1)
+                    } else {
+                        f64::NAN
+                    };
+                    // A secant point near an end (or none: δ = 0 at hi) gives way to
+                    // bisection, so the bracket shrinks by a tenth at least.
+                    u = if secant > l.0 + 0.1 * w && secant < h.0 - 0.1 * w {
+                        secant
+                    } else {
+                        l.0 + 0.5 * w
+                    };
+                    probe_next = true;
+                }
+                (None, Some(h)) => {
+                    if h.0 <= umin {
+                        return Err(format!(
+                            "the least noise is below the supported range (parameter {:e})",
+                            umin.exp()
+                        ));
+                    }
+                    u = (h.0 - reach).max(umin);
+                    reach *= 2.0;
+                }
+                (Some(l), None) => {
+                    if l.0 >= umax {
+                        return Err(format!(
+                            "the noise needed is above the supported range (parameter {:e})",
+                            umax.exp()
+                        ));
+                    }
+                    u = (l.0 + reach).min(umax);
+                    reach *= 2.0;
+                }
+                (None, None) => unreachable!("every verdict sets an end"),
+            }
+        }
+        Err("the calibration search did not converge".into())
+    }
+
+    /// The calibrated parameter bracket `(θ_lo, θ_hi)` of one mechanism at `pt`.
+    fn calibrate(&self, m: &Mechanism, pt: Point) -> Result<(f64, f64), String> {
+        let (k, eps, delta) = (pt.k, pt.eps, pt.delta);
+        // σ of one query at unit sensitivity with the whole budget (the Gaussian's exact
+        // calibration; the others' central-limit guess is √k times it).
+        let sigma = analytic_sigma(eps, delta, k.sqrt()).map_err(|e| e.to_string())?;
+        match (m.family, m.calibration) {
+            (Family::Gaussian, _) => Ok((sigma, sigma)),
+            (Family::Laplace, Calibration::Classical) => Ok((k / eps, k / eps)),
+            (Family::TruncatedLaplace { .. }, Calibration::Classical) => Ok((k / eps, k / eps)),
+            (Family::Bounded(f), Calibration::Classical) => {
+                let r = self.certified(f, pt)?;
+                Ok((r, r))
+            }
+            (Family::Laplace, Calibration::Exact) => {
+                // Pure DP (b = k/ε) always suffices.
+                let guess = (k / eps).min(sigma);
+                self.exact(m.family, guess, (1e-4, 1e7), pt)
+            }
+            (Family::TruncatedLaplace { .. }, Calibration::Exact) => {
+                // θ = 1/ε₀; ε₀ = ε/k always suffices with δ₀ ≤ δ/k.
+                let guess = (k / eps).min(sigma.max(1.0 / eps));
+                self.exact(m.family, guess, (1.0 / 700.0, 1e7), pt)
+            }
+            (Family::Bounded(f), Calibration::Exact) => {
+                let cert = self.certified(f, pt)?;
+                self.exact(m.family, 0.9 * cert, (2.0, 1e11), pt)
+            }
+        }
+    }
+
+    /// Dagan–Kur's certified radius R/Δ for `pt`.
+    fn certified(&self, f: BoundedFamily, pt: Point) -> Result<f64, String> {
+        let noise = BoundedNoise::new(f).map_err(|e| e.to_string())?;
+        Ok(certified_radius(&noise, pt.k, pt.eps, pt.delta)
+            .map_err(|e| e.to_string())?
+            .radius)
+    }
+
+    /// The metric of `m` at parameter θ (unit-free θ, scaled by the sensitivity).
+    fn metric(&self, m: &Mechanism, theta: f64, pt: Point, metric: Metric) -> Result<f64, String> {
+        let s = self.sensitivity;
+        let (k, beta) = (pt.k, self.beta);
+        Ok(match m.family {
+            Family::Laplace => {
+                let b = theta * s;
+                match metric {
+                    Metric::Scale | Metric::MeanAbs => b,
+                    Metric::SecondMoment => 2.0 * b * b,
+                    Metric::MaxError => laplace_max_abs_quantile(b, k, beta),
+                }
+            }
+            Family::Gaussian => {
+                let sd = theta * s;
+                match metric {
+                    Metric::Scale => sd,
+                    Metric::MeanAbs => sd * (2.0 / std::f64::consts::PI).sqrt(),
+                    Metric::SecondMoment => sd * sd,
+                    Metric::MaxError => sd * max_abs_quantile(k, beta),
+                }
+            }
+            Family::TruncatedLaplace { share } => {
+                let d0 = match m.calibration {
+                    Calibration::Exact => share * pt.delta / k,
+                    Calibration::Classical => pt.delta / k,
+                };
+                let t = TruncatedLaplace::new(1.0 / theta, d0, s).map_err(|e| e.to_string())?;
+                match metric {
+                    Metric::Scale => t.lambda,
+                    Metric::MeanAbs => t.mean_abs(),
+                    Metric::SecondMoment => t.second_moment(),
+                    Metric::MaxError => {
+                        // P(max ≤ t) = (1 − p)^k = 1 − β.
+                        let b_k = -((-beta).ln_1p() / k).exp_m1();
+                        truncated_laplace_abs_quantile(&t, b_k)
+                    }
+                }
+            }
+            Family::Bounded(f) => {
+                let noise = BoundedNoise::new(f).map_err(|e| e.to_string())?;
+                let scale = theta * s;
+                let (m1, m2) = noise.moments_upper();
+                match metric {
+                    Metric::Scale => scale,
+                    Metric::MeanAbs => scale * m1,
+                    Metric::SecondMoment => scale * scale * m2,
+                    Metric::MaxError => scale * noise.tail_level(beta / k),
+                }
+            }
+        })
+    }
+}
+
+impl Job for CalibrationCurve {
+    fn panel_keys(&self) -> Vec<String> {
+        self.metrics.iter().map(|m| m.key().to_string()).collect()
+    }
+
+    fn series_keys(&self) -> Vec<String> {
+        self.mechanisms.iter().map(|m| m.key.clone()).collect()
+    }
+
+    fn extra_columns(&self) -> Vec<String> {
+        ["y_lo", "y_hi", "count", "epsilon", "delta", "parameter"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    fn work_items(&self) -> usize {
+        self.xs.len() * self.mechanisms.len()
+    }
+
+    fn run(&self, tick: &(dyn Fn() + Sync)) -> Result<Table, String> {
+        let mut table = Table::new(self.extra_columns());
+        let mut found: Vec<(usize, f64, (f64, f64))> = Vec::new();
+        for (j, m) in self.mechanisms.iter().enumerate() {
+            for &x in &self.xs {
+                let pt = self.point(x);
+                let th = self
+                    .calibrate(m, pt)
+                    .map_err(|e| format!("{} at x = {x}: {e}", m.key))?;
+                found.push((j, x, th));
+                tick();
+            }
+        }
+        for &metric in &self.metrics {
+            for &(j, x, (lo, hi)) in &found {
+                let m = &self.mechanisms[j];
+                let pt = self.point(x);
+                let f = |t: f64| {
+                    self.metric(m, t, pt, metric)
+                        .map_err(|e| format!("{} at x = {x}: {e}", m.key))
+                };
+                let (ylo, yhi) = (f(lo)?, f(hi)?);
+                table.push(Row {
+                    panel: metric.key().into(),
+                    series: m.key.clone(),
+                    x,
+                    y: yhi,
+                    extra: vec![ylo, yhi, pt.k, pt.eps, pt.delta, hi],
+                });
+            }
+        }
+        Ok(table)
+    }
+}

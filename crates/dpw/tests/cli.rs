@@ -1208,8 +1208,8 @@ fn calibration_curve_brackets_the_closed_form_laplace_scale_and_refuses_bad_list
             .unwrap_or_else(|| panic!("{series} {d} in {csv}"));
         l.split(',').skip(3).map(|v| v.parse().unwrap()).collect()
     };
-    for (d, ds) in [(1e-3, "0.001"), (1e-6, "1e-6")] {
-        let exact = 1.0 / (0.5 - 2.0 * (-d as f64).ln_1p());
+    for (d, ds) in [(1e-3f64, "0.001"), (1e-6, "1e-6")] {
+        let exact = 1.0 / (0.5 - 2.0 * (-d).ln_1p());
         let r = row("lap", ds); // y, y_lo, y_hi, count, epsilon, delta, parameter
         assert!(
             r[1] <= exact && exact <= r[2],

@@ -554,7 +554,7 @@ impl BoundedNoiseLaw {
         let r = self.s / self.radius;
         let mut xs: Vec<f64> = Vec::with_capacity(edges.len());
         for (i, &l) in edges.iter().enumerate() {
-            if i < 2 || !(edges[i - 1] < l) {
+            if i < 2 || edges[i - 1].partial_cmp(&l) != Some(std::cmp::Ordering::Less) {
                 xs.push(self.x_of_loss(l));
                 continue;
             }

@@ -176,7 +176,7 @@ pub(crate) fn ln_chernoff(factors: &[Factor], lambda: f64, base: f64, h: f64, up
         (k - base - sgn * t * h, sgn * (k1 - h), k2)
     };
     let (_, d0, _) = eval(0.0);
-    if !(d0 < 0.0) {
+    if d0.is_nan() || d0 >= 0.0 {
         return 0.0;
     }
     let mut best = 0.0f64;

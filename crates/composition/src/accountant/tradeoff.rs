@@ -96,7 +96,7 @@ impl Accountant {
         for upper in [false, true] {
             let lats = self.capped_lattices(step, upper, tail, cap)?;
             let (_, k, v) = tilted::total_cgf(&self.factors(&lats), 0.0);
-            if !(v > 0.0) {
+            if v.is_nan() || v <= 0.0 {
                 return Err(out_of_range("loss variance", v, "(0, inf)"));
             }
             // The average of the two sides' 2K/s.

@@ -6,7 +6,8 @@
 //! * `∂δ/∂μ = φ(a)` (the two `∓ε/μ²` terms cancel, since `e^ε φ(b) = φ(a)`);
 //! * `∂δ/∂ε = −e^ε Φ(−b)`.
 //!
-//! Both iterations solve `G = √(−2 ln δ) = √(−2 ln δ_target)`: for small δ,
+//! Both iterations solve (Halley's method for σ, where the second derivative is cheap;
+//! Newton's for ε) `G = √(−2 ln δ) = √(−2 ln δ_target)`: for small δ,
 //! `ln δ ≈ −a²/2 − O(ln a)`, so `G` is close to linear in `a` (and in ε at fixed μ),
 //! convex, and increasing; Newton's method started to the right of the root, at
 //! `a = √(−2 ln δ_target)`, then approaches it monotonically. The steps are kept inside
@@ -28,8 +29,10 @@ const FRAC_1_SQRT_2PI: f64 = 0.398_942_280_401_432_7;
 const MAX_STEPS: usize = 40;
 /// Single-ulp moves allowed in the final certification before giving up.
 const MAX_WALK: usize = 16;
-/// A step this small relative to the scale leaves an error of order its square.
+/// A Newton step this small relative to the scale leaves an error of order its square.
 const SETTLED: f64 = 1e-9;
+/// A Halley step this small leaves an error of order its cube.
+const SETTLED_CUBIC: f64 = 1e-7;
 
 /// The profile `H = δ` at `(a, a + h)` in log space with the two ratios the
 /// derivatives need.
@@ -149,15 +152,28 @@ pub(super) fn sigma(epsilon: f64, delta: f64, ln_delta: f64, sensitivity: f64) -
         let (mu, b) = mu_of_a(epsilon, a);
         let p = point(a, mu, false)?;
         let g = (-2.0 * p.ln_h).sqrt();
-        // dG/da = −(d ln δ/da)/G, d ln δ/da = (φ(a)/δ)·dμ/da, dμ/da = −μ/b.
-        let slope = p.phi_over_h * (mu / b) / g;
-        let next = step(a, g - target, slope, &mut lo, &mut hi);
+        // L = ln δ: L′ = −q r with q = φ(a)/δ, r = μ/b (dμ/da = −μ/b); q′ = q(q r − a)
+        // (φ′ = −aφ), r′ = −(r/b)(1 + a/b), so L″ = q r (a − q r + (1 + a/b)/b).
+        // G = √(−2L): G′ = −L′/G, G″ = (−L″ − G′²)/G. Halley's step −f/(G′ − f G″/(2G′)),
+        // f = G − target, is Newton's with that slope.
+        let (q, r) = (p.phi_over_h, mu / b);
+        let d1 = q * r / g;
+        let l2 = q * r * (a - q * r + (1.0 + a / b) / b);
+        let d2 = (-l2 - d1 * d1) / g;
+        let f = g - target;
+        let halley = d1 - f * d2 / (2.0 * d1);
+        let slope = if halley > 0.5 * d1 && halley.is_finite() {
+            halley
+        } else {
+            d1
+        };
+        let next = step(a, f, slope, &mut lo, &mut hi);
         if !next.is_finite() {
             return None;
         }
         let moved = (next - a).abs();
         a = next;
-        if moved <= SETTLED * b {
+        if moved <= SETTLED_CUBIC * b {
             settled = true;
             break;
         }
@@ -199,7 +215,7 @@ pub(super) fn epsilon(delta: f64, ln_delta: f64, mu: f64) -> Option<f64> {
             break;
         }
     }
-    if !settled || !(e > 0.0) {
+    if !settled || e.is_nan() || e <= 0.0 {
         return None;
     }
     certify(e, |x| profile_at_most::<Taylor>(x, mu, delta, ln_delta))

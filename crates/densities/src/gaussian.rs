@@ -20,6 +20,13 @@
 //! profile, `√(2ε)/(√(u+2) + √u)` in `B⁻`). The prefactor `e^{−a²/2}` uses an exactly
 //! split square and stays in log space for the comparisons with `ln δ` inside
 //! Algorithm 1, so δ far below 1e-300 works.
+//!
+//! Since issue 16 the public functions take `erfcx` and its differences from a table of
+//! Taylor coefficients on `[−1/2, 8]` (`erfcx_taylor.rs`; kernel `Taylor`): the difference is
+//! then a sum of positive parts (Taylor differences inside cells, tabulated drops across
+//! whole cells), used unless the plain difference above cannot cancel. The original
+//! kernel (continued fraction, quadrature) is `ContinuedFraction`, used only by
+//! [`reference`]; the two agree to a few ulps (tests/gaussian_fast.rs).
 
 use std::f64::consts::FRAC_1_SQRT_2;
 use std::sync::OnceLock;

@@ -156,12 +156,14 @@ pub(super) fn sigma(epsilon: f64, delta: f64, ln_delta: f64, sensitivity: f64) -
         // (φ′ = −aφ), r′ = −(r/b)(1 + a/b), so L″ = q r (a − q r + (1 + a/b)/b).
         // G = √(−2L): G′ = −L′/G, G″ = (−L″ − G′²)/G. Halley's step −f/(G′ − f G″/(2G′)),
         // f = G − target, is Newton's with that slope.
-        let (q, r) = (p.phi_over_h, mu / b);
-        let d1 = q * r / g;
-        let l2 = q * r * (a - q * r + (1.0 + a / b) / b);
-        let d2 = (-l2 - d1 * d1) / g;
+        // (Reciprocals taken once: divisions dominate the step's own cost.)
+        let (inv_b, inv_g) = (1.0 / b, 1.0 / g);
+        let qr = p.phi_over_h * mu * inv_b;
+        let d1 = qr * inv_g;
+        let l2 = qr * (a - qr + (1.0 + a * inv_b) * inv_b);
+        let d2 = (-l2 - d1 * d1) * inv_g;
         let f = g - target;
-        let halley = d1 - f * d2 / (2.0 * d1);
+        let halley = d1 - f * d2 * (0.5 / d1);
         let slope = if halley > 0.5 * d1 && halley.is_finite() {
             halley
         } else {

@@ -343,11 +343,12 @@ pub fn classical_sigma(epsilon: f64, delta: f64, sensitivity: f64) -> Result<f64
 /// to settle (not seen in the tests), Balle & Wang's Algorithm 1 is run instead, as
 /// [`reference::analytic_sigma_search`] does: a last-bit root search for
 /// `u* = inf{u ≥ 0 : B⁻(u) ≤ δ}` (or `v* = sup{v : B⁺(v) ≤ δ}` when `δ ≥ δ₀`), then
-/// the same certification. Both agree within 2 ulps (tests/gaussian_fast.rs).
+/// the same certification. Over 10⁵ grid points the two agree within 2 ulps in more
+/// than 99.5 % of cases and within 8 everywhere (tests/gaussian_fast.rs).
 ///
 /// The profile is evaluated without cancellation, in log space (module documentation),
-/// so the result keeps ≈ 1e-15 relative accuracy for δ down to 1e-300 and beyond and
-/// ε from 1e-6 to 1e3.
+/// so the result keeps ≈ 1e-12 relative accuracy for δ down to 1e-300 and beyond and
+/// ε from 1e-4 to 20.
 ///
 /// Errors: ε not in `(0, ∞)`, δ not in `(0, 1)`, Δ not in `(0, ∞)`.
 ///

@@ -8,11 +8,11 @@
 //!
 //! Both iterations solve (Halley's method for σ, where the second derivative is cheap;
 //! Newton's for ε) `G = √(−2 ln δ) = √(−2 ln δ_target)`: for small δ,
-//! `ln δ ≈ −a²/2 − O(ln a)`, so `G` is close to linear in `a` (and in ε at fixed μ),
-//! convex, and increasing; Newton's method started to the right of the root, at
-//! `a = √(−2 ln δ_target)`, then approaches it monotonically. The steps are kept inside
-//! the bracket known so far (bisection otherwise), and the iteration gives up after
-//! [`MAX_STEPS`] (the callers then fall back to the last-bit root search).
+//! `ln δ ≈ −a²/2 − O(ln a)`, so `G` is increasing and close to linear in `a` (and in ε
+//! at fixed μ). The iteration starts at `a = √(−2 ln δ_target)`, usually just right of
+//! the root, and settles in 3 to 5 profile evaluations on the test grids. The steps are
+//! kept inside the bracket known so far (bisection otherwise), and the iteration gives
+//! up after [`MAX_STEPS`] (the callers then fall back to the last-bit root search).
 //!
 //! The result is then moved by single ulps to the smallest double, near the root, that
 //! passes the profile test of the public functions (`profile_at_most`), so the

@@ -16,6 +16,13 @@ check:
 bench:
     cargo bench --workspace
 
+# Run the benches, then print a markdown table of kernels and times (README "Speed").
+# Pass cargo arguments to run fewer, e.g. `just bench-table -p densities -p composition`.
+bench-table +ARGS="--workspace":
+    mkdir -p target/criterion && touch target/criterion/.bench-table-start
+    cargo bench {{ARGS}}
+    python3 scripts/bench_table.py --since target/criterion/.bench-table-start
+
 # Print the figure catalog.
 list:
     cargo run --release -- list

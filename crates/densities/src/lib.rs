@@ -4,6 +4,7 @@
 //! Formulas follow `shared/spec/formulas.md` (cited per item as "formulas.md §x.y").
 
 pub mod bounded;
+mod erfcx_taylor;
 pub mod error;
 pub mod gaussian;
 pub mod laplace;

@@ -142,9 +142,20 @@ fn run(
 /// `a + b` composes different mechanisms. `m.epsilon(delta=...)` and `m.delta(epsilon=...)`
 /// give certified brackets.
 #[pyclass(frozen, eq, module = "dpw")]
-#[derive(Clone, PartialEq)]
+#[derive(Clone)]
 pub struct Mechanism {
     spec: MechanismSpec,
+}
+
+/// Same kind, parameters, sensitivity and count (however the SPEC was written).
+fn same(a: &MechanismSpec, b: &MechanismSpec) -> bool {
+    a.kind == b.kind && a.sensitivity == b.sensitivity && a.count == b.count
+}
+
+impl PartialEq for Mechanism {
+    fn eq(&self, other: &Self) -> bool {
+        same(&self.spec, &other.spec)
+    }
 }
 
 impl Mechanism {
@@ -399,9 +410,16 @@ fn parts_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<MechanismSpec>> {
 /// A heterogeneous composition of mechanisms (each with its count): `a + b`,
 /// `dpw.compose([a, b, "laplace:scale=3"])`.
 #[pyclass(frozen, eq, module = "dpw")]
-#[derive(Clone, PartialEq)]
+#[derive(Clone)]
 pub struct Composition {
     parts: Vec<MechanismSpec>,
+}
+
+impl PartialEq for Composition {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts.len() == other.parts.len()
+            && self.parts.iter().zip(&other.parts).all(|(a, b)| same(a, b))
+    }
 }
 
 #[pymethods]

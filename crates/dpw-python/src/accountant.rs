@@ -201,7 +201,7 @@ impl Mechanism {
 
     /// Gaussian noise of standard deviation sigma (docs/accountant.md §2.1).
     #[staticmethod]
-    #[pyo3(signature = (sigma, *, sensitivity=None))]
+    #[pyo3(signature = (sigma, *, sensitivity=None), text_signature = "(sigma, *, sensitivity=1.0)")]
     fn gaussian(
         sigma: &Bound<'_, PyAny>,
         sensitivity: Option<&Bound<'_, PyAny>>,
@@ -212,7 +212,7 @@ impl Mechanism {
 
     /// Laplace noise of scale b (§2.2).
     #[staticmethod]
-    #[pyo3(signature = (scale, *, sensitivity=None))]
+    #[pyo3(signature = (scale, *, sensitivity=None), text_signature = "(scale, *, sensitivity=1.0)")]
     fn laplace(scale: &Bound<'_, PyAny>, sensitivity: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let scale = finite("scale", scale)?;
         Self::one(MechanismKind::Laplace { scale }, sensitivity)
@@ -220,7 +220,7 @@ impl Mechanism {
 
     /// Binary randomized response with parameter epsilon (§2.4).
     #[staticmethod]
-    #[pyo3(signature = (epsilon, *, sensitivity=None))]
+    #[pyo3(signature = (epsilon, *, sensitivity=None), text_signature = "(epsilon, *, sensitivity=1.0)")]
     fn randomized_response(
         epsilon: &Bound<'_, PyAny>,
         sensitivity: Option<&Bound<'_, PyAny>>,
@@ -231,7 +231,7 @@ impl Mechanism {
 
     /// The truncated Laplacian calibrated to (epsilon, delta) (§2.3).
     #[staticmethod]
-    #[pyo3(signature = (epsilon, delta, *, sensitivity=None))]
+    #[pyo3(signature = (epsilon, delta, *, sensitivity=None), text_signature = "(epsilon, delta, *, sensitivity=1.0)")]
     fn truncated_laplace(
         epsilon: &Bound<'_, PyAny>,
         delta: &Bound<'_, PyAny>,
@@ -248,7 +248,7 @@ impl Mechanism {
     /// Bounded noise radius * X, X with density proportional to e^{-f} on (-1, 1), f of
     /// family "power" (|x|^alpha-type, alpha defaults to 2) or "exp" (§2.5).
     #[staticmethod]
-    #[pyo3(signature = (radius, *, family="power", alpha=None, sensitivity=None))]
+    #[pyo3(signature = (radius, *, family="power", alpha=None, sensitivity=None), text_signature = "(radius, *, family=\"power\", alpha=None, sensitivity=1.0)")]
     fn bounded(
         radius: &Bound<'_, PyAny>,
         family: &str,
@@ -263,7 +263,7 @@ impl Mechanism {
     /// Gaussian noise on a Poisson sample of rate q (DP-SGD's step), both directions of
     /// the loss (§2.6).
     #[staticmethod]
-    #[pyo3(signature = (sigma, q, *, sensitivity=None))]
+    #[pyo3(signature = (sigma, q, *, sensitivity=None), text_signature = "(sigma, q, *, sensitivity=1.0)")]
     fn subsampled_gaussian(
         sigma: &Bound<'_, PyAny>,
         q: &Bound<'_, PyAny>,
@@ -276,7 +276,7 @@ impl Mechanism {
 
     /// Laplace noise on a Poisson sample of rate q, both directions of the loss (§2.6).
     #[staticmethod]
-    #[pyo3(signature = (scale, q, *, sensitivity=None))]
+    #[pyo3(signature = (scale, q, *, sensitivity=None), text_signature = "(scale, q, *, sensitivity=1.0)")]
     fn subsampled_laplace(
         scale: &Bound<'_, PyAny>,
         q: &Bound<'_, PyAny>,
@@ -541,8 +541,7 @@ fn collect_parts(mechanisms: &Bound<'_, PyAny>) -> PyResult<Vec<MechanismSpec>> 
     Ok(parts)
 }
 
-/// compose(mechanisms): the composition of a list of Mechanisms, Compositions or SPEC
-/// strings.
+/// The composition of a list of Mechanisms, Compositions or SPEC strings.
 #[pyfunction]
 fn compose(mechanisms: &Bound<'_, PyAny>) -> PyResult<Composition> {
     Ok(Composition {
@@ -550,8 +549,6 @@ fn compose(mechanisms: &Bound<'_, PyAny>) -> PyResult<Composition> {
     })
 }
 
-/// account(mechanisms, *, delta=None, epsilon=None, accuracy=None)
-///
 /// The certified accountant, as `dpw account`: `mechanisms` is a list of SPEC strings
 /// ("gaussian:sigma=2,count=1000", "subsampled-gaussian:sigma=1,q=0.01,count=1e4", ...)
 /// or Mechanism objects, composed heterogeneously. Give exactly one of `delta` (to get

@@ -44,8 +44,6 @@ fn certified(
     Ok(r.radius)
 }
 
-/// certified_radius(k, epsilon, delta, family="power", alpha=None)
-///
 /// A certified radius R: bounded noise R*X (X with density proportional to e^{-f} on
 /// (-1, 1), family "power" with alpha (default 2) or "exp") added to each of k queries
 /// of sensitivity 1 is (epsilon, delta)-DP (Dagan & Kur 2022, Section 10: a Chernoff
@@ -98,8 +96,6 @@ impl RadiusBracket {
     }
 }
 
-/// least_radius(k, epsilon, delta, family="power", alpha=None, accuracy=1e-3)
-///
 /// The exact least radius R of bounded noise R*X for k queries of sensitivity 1 at
 /// (epsilon, delta), bracketed from both sides by the certified privacy-loss accountant
 /// (lower: certified too small, upper: certified sufficient; docs/accountant.md §7). The
@@ -107,7 +103,10 @@ impl RadiusBracket {
 /// [1e-8, 0.5], default 1e-3 (the bracket's relative width is a few times it; each
 /// tenfold finer accuracy costs about five times the time, some seconds at 1e-3).
 #[pyfunction]
-#[pyo3(signature = (k, epsilon, delta, family="power", alpha=None, accuracy=None))]
+#[pyo3(
+    signature = (k, epsilon, delta, family="power", alpha=None, accuracy=None),
+    text_signature = "(k, epsilon, delta, family=\"power\", alpha=None, accuracy=1e-3)"
+)]
 fn least_radius(
     py: Python<'_>,
     k: &Bound<'_, PyAny>,

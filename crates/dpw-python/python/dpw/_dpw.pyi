@@ -1,0 +1,154 @@
+"""Type stubs of the native module dpw._dpw (re-exported by the dpw package)."""
+
+from typing import Iterable, List, Optional, Sequence, Tuple, Union, overload
+
+try:
+    from numpy.typing import ArrayLike, NDArray
+    import numpy as _np
+
+    _Array = NDArray[_np.float64]
+except ImportError:  # pragma: no cover
+    ArrayLike = object  # type: ignore[misc,assignment]
+    _Array = object  # type: ignore[misc,assignment]
+
+_Number = Union[float, int]
+_MechanismLike = Union["Mechanism", "Composition", str]
+
+@overload
+def analytic_sigma(epsilon: _Number, delta: _Number, sensitivity: _Number = 1.0) -> float: ...
+@overload
+def analytic_sigma(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike = 1.0) -> _Array: ...
+@overload
+def classical_sigma(epsilon: _Number, delta: _Number, sensitivity: _Number = 1.0) -> float: ...
+@overload
+def classical_sigma(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike = 1.0) -> _Array: ...
+@overload
+def gaussian_delta(epsilon: _Number, mu: _Number) -> float: ...
+@overload
+def gaussian_delta(epsilon: ArrayLike, mu: ArrayLike) -> _Array: ...
+@overload
+def gaussian_epsilon(delta: _Number, mu: _Number) -> float: ...
+@overload
+def gaussian_epsilon(delta: ArrayLike, mu: ArrayLike) -> _Array: ...
+
+class Bracket:
+    """A certified bracket lower <= exact <= upper of epsilon(delta) or delta(epsilon)."""
+
+    @property
+    def quantity(self) -> str:
+        """'epsilon' (answering a delta) or 'delta' (answering an epsilon)."""
+    @property
+    def given(self) -> float:
+        """The delta or epsilon that was given."""
+    @property
+    def lower(self) -> float:
+        """Certified lower bound."""
+    @property
+    def estimate(self) -> float:
+        """Midpoint of the bracket (geometric for delta)."""
+    @property
+    def upper(self) -> float:
+        """Certified upper bound: the value to report as a guarantee."""
+    @property
+    def ln_lower(self) -> float:
+        """ln(lower); keeps its digits where delta underflows a double."""
+    @property
+    def ln_upper(self) -> float:
+        """ln(upper)."""
+    @property
+    def step(self) -> float:
+        """Grid step of the final discretisation."""
+    @property
+    def accuracy_met(self) -> bool:
+        """Whether the requested relative accuracy was reached."""
+    @property
+    def seconds(self) -> float:
+        """Wall-clock seconds of the computation."""
+
+class Mechanism:
+    """A mechanism and its count, in the SPEC language of ``dpw account``."""
+
+    def __init__(self, spec: str) -> None: ...
+    @staticmethod
+    def gaussian(sigma: float, *, sensitivity: float = 1.0) -> Mechanism: ...
+    @staticmethod
+    def laplace(scale: float, *, sensitivity: float = 1.0) -> Mechanism: ...
+    @staticmethod
+    def randomized_response(epsilon: float, *, sensitivity: float = 1.0) -> Mechanism: ...
+    @staticmethod
+    def truncated_laplace(epsilon: float, delta: float, *, sensitivity: float = 1.0) -> Mechanism: ...
+    @staticmethod
+    def bounded(
+        radius: float, *, family: str = "power", alpha: Optional[float] = None, sensitivity: float = 1.0
+    ) -> Mechanism: ...
+    @staticmethod
+    def subsampled_gaussian(sigma: float, q: float, *, sensitivity: float = 1.0) -> Mechanism: ...
+    @staticmethod
+    def subsampled_laplace(scale: float, q: float, *, sensitivity: float = 1.0) -> Mechanism: ...
+    def compose(self, count: int) -> Mechanism: ...
+    def epsilon(self, delta: float, *, accuracy: Optional[float] = None) -> Bracket: ...
+    def delta(self, epsilon: float, *, accuracy: Optional[float] = None) -> Bracket: ...
+    @property
+    def spec(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def count(self) -> int: ...
+    @property
+    def sensitivity(self) -> float: ...
+    def __add__(self, other: _MechanismLike) -> Composition: ...
+
+class Composition:
+    """A heterogeneous composition: ``a + b`` or ``compose([a, b, ...])``."""
+
+    def compose(self, count: int) -> Composition: ...
+    def epsilon(self, delta: float, *, accuracy: Optional[float] = None) -> Bracket: ...
+    def delta(self, epsilon: float, *, accuracy: Optional[float] = None) -> Bracket: ...
+    @property
+    def mechanisms(self) -> List[Mechanism]: ...
+    @property
+    def specs(self) -> List[str]: ...
+    def __len__(self) -> int: ...
+    def __add__(self, other: _MechanismLike) -> Composition: ...
+    def __radd__(self, other: _MechanismLike) -> Composition: ...
+
+def compose(mechanisms: Iterable[_MechanismLike]) -> Composition: ...
+def account(
+    mechanisms: Sequence[_MechanismLike],
+    *,
+    delta: Optional[float] = None,
+    epsilon: Optional[float] = None,
+    accuracy: Optional[float] = None,
+) -> Bracket: ...
+
+class RadiusBracket:
+    """A certified bracket on the least radius of bounded noise."""
+
+    @property
+    def lower(self) -> float:
+        """Certified insufficient."""
+    @property
+    def upper(self) -> float:
+        """Certified sufficient: the radius to use."""
+    @property
+    def certified(self) -> float:
+        """The certified Chernoff radius the search started from."""
+    @property
+    def evaluations(self) -> int: ...
+
+def certified_radius(
+    k: float, epsilon: float, delta: float, family: str = "power", alpha: Optional[float] = None
+) -> float: ...
+def least_radius(
+    k: int,
+    epsilon: float,
+    delta: float,
+    family: str = "power",
+    alpha: Optional[float] = None,
+    accuracy: Optional[float] = None,
+) -> RadiusBracket: ...
+def calibrate_rows(
+    epsilon: float, delta: float, queries: float, sensitivity: float, beta: float, density: str
+) -> List[
+    Tuple[str, str, Optional[float], Optional[float], Optional[float], Optional[float], Optional[bool], str]
+]: ...

@@ -1,0 +1,580 @@
+//! The certified privacy-loss accountant (docs/accountant.md) for Python: `account` takes
+//! SPEC strings exactly as `dpw account --mechanism` does and runs the CLI's own request
+//! type (`dpw::account::AccountRequest`); `Mechanism` and `Composition` build the same
+//! SPECs from keyword arguments, so both faces share one vocabulary, one parser and one
+//! set of error messages.
+
+use crate::broadcast::{count, number, optional_number};
+use crate::{argument_message, value_error};
+use composition::accountant::{MechanismKind, MechanismSpec, MAX_COUNT};
+use densities::bounded::BoundedFamily;
+use dpw::account::{AccountRequest, AccountResult, Query};
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+/// Shortest round-trip form of a number, as the SPEC parser reads it back exactly.
+fn num(v: f64) -> String {
+    format!("{v:?}")
+}
+
+/// The canonical SPEC text of a mechanism with `count` uses.
+fn spec_text(kind: &MechanismKind, sensitivity: f64, count: u64) -> String {
+    let mut s = match kind {
+        MechanismKind::Gaussian { sigma } => format!("gaussian:sigma={}", num(*sigma)),
+        MechanismKind::Laplace { scale } => format!("laplace:scale={}", num(*scale)),
+        MechanismKind::RandomizedResponse { epsilon } => format!("rr:epsilon={}", num(*epsilon)),
+        MechanismKind::TruncatedLaplace { epsilon, delta } => format!(
+            "truncated-laplace:epsilon={},delta={}",
+            num(*epsilon),
+            num(*delta)
+        ),
+        MechanismKind::Bounded { family, radius } => match family {
+            BoundedFamily::Power { alpha } => format!(
+                "bounded:family=power,alpha={},radius={}",
+                num(*alpha),
+                num(*radius)
+            ),
+            BoundedFamily::Exp => format!("bounded:family=exp,radius={}", num(*radius)),
+        },
+        MechanismKind::SubsampledGaussian { sigma, q } => {
+            format!("subsampled-gaussian:sigma={},q={}", num(*sigma), num(*q))
+        }
+        MechanismKind::SubsampledLaplace { scale, q } => {
+            format!("subsampled-laplace:scale={},q={}", num(*scale), num(*q))
+        }
+    };
+    if sensitivity != 1.0 {
+        s.push_str(&format!(",sensitivity={}", num(sensitivity)));
+    }
+    if count != 1 {
+        s.push_str(&format!(",count={count}"));
+    }
+    s
+}
+
+fn parse(text: &str) -> PyResult<MechanismSpec> {
+    text.parse::<MechanismSpec>().map_err(|e| value_error(e.0))
+}
+
+/// A certified bracket `lower <= exact <= upper` of epsilon(delta) or delta(epsilon).
+#[pyclass(frozen, get_all, module = "dpw")]
+#[derive(Clone)]
+pub struct Bracket {
+    /// "epsilon" (the answer to a given delta) or "delta" (to a given epsilon).
+    quantity: &'static str,
+    /// The delta or epsilon that was given.
+    given: f64,
+    /// Certified lower bound.
+    lower: f64,
+    /// Midpoint of the bracket (geometric for delta); within half the width of the truth.
+    estimate: f64,
+    /// Certified upper bound: the value to report as a privacy guarantee.
+    upper: f64,
+    /// ln(lower); for delta it keeps its digits where delta underflows a double.
+    ln_lower: f64,
+    /// ln(upper).
+    ln_upper: f64,
+    /// Grid step of the final discretisation of the privacy loss.
+    step: f64,
+    /// Whether the requested relative accuracy was reached (the bracket is certified
+    /// either way).
+    accuracy_met: bool,
+    /// Wall-clock seconds of the computation.
+    seconds: f64,
+}
+
+#[pymethods]
+impl Bracket {
+    fn __repr__(&self) -> String {
+        format!(
+            "Bracket(quantity='{}', lower={:?}, estimate={:?}, upper={:?})",
+            self.quantity, self.lower, self.estimate, self.upper
+        )
+    }
+}
+
+/// Runs the CLI's request on `specs`; the errors are the CLI's one-line messages with the
+/// flag written as the Python argument.
+fn run(
+    py: Python<'_>,
+    specs: Vec<String>,
+    delta: Option<f64>,
+    epsilon: Option<f64>,
+    accuracy: Option<f64>,
+) -> PyResult<Bracket> {
+    if delta.is_some() == epsilon.is_some() {
+        return Err(value_error(
+            "delta/epsilon: give exactly one of delta=D (to get epsilon) or epsilon=E (to get delta)",
+        ));
+    }
+    let req = AccountRequest::new(&specs, delta, epsilon, accuracy).map_err(|(key, msg)| {
+        let key = match key.as_str() {
+            "--delta/--epsilon" => "delta/epsilon".to_string(),
+            k => argument_message(k),
+        };
+        value_error(format!("{key}: {msg}"))
+    })?;
+    let result: Result<AccountResult, String> = py.detach(|| req.run());
+    let r = result.map_err(value_error)?;
+    let a = r.answer;
+    let (quantity, given) = match req.query {
+        Query::Delta(d) => ("epsilon", d),
+        Query::Epsilon(e) => ("delta", e),
+    };
+    Ok(Bracket {
+        quantity,
+        given,
+        lower: a.lower,
+        estimate: a.estimate,
+        upper: a.upper,
+        ln_lower: a.ln_lower,
+        ln_upper: a.ln_upper,
+        step: a.step,
+        accuracy_met: a.accuracy_met,
+        seconds: r.seconds,
+    })
+}
+
+/// A mechanism and how many times it is used, in the SPEC language of `dpw account`.
+///
+/// Build one with a constructor (`Mechanism.gaussian(sigma=2)`) or from a SPEC string
+/// (`Mechanism("gaussian:sigma=2,count=1000")`); `m.compose(k)` uses it k times as often;
+/// `a + b` composes different mechanisms. `m.epsilon(delta=...)` and `m.delta(epsilon=...)`
+/// give certified brackets.
+#[pyclass(frozen, eq, module = "dpw")]
+#[derive(Clone)]
+pub struct Mechanism {
+    spec: MechanismSpec,
+}
+
+/// Same kind, parameters, sensitivity and count (however the SPEC was written).
+fn same(a: &MechanismSpec, b: &MechanismSpec) -> bool {
+    a.kind == b.kind && a.sensitivity == b.sensitivity && a.count == b.count
+}
+
+impl PartialEq for Mechanism {
+    fn eq(&self, other: &Self) -> bool {
+        same(&self.spec, &other.spec)
+    }
+}
+
+impl Mechanism {
+    fn build(kind: MechanismKind, sensitivity: f64, count: u64) -> PyResult<Self> {
+        // Through the parser: the same ranges and messages as `dpw account`.
+        Ok(Self {
+            spec: parse(&spec_text(&kind, sensitivity, count))?,
+        })
+    }
+
+    fn one(kind: MechanismKind, sensitivity: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let s = optional_number("sensitivity", sensitivity)?.unwrap_or(1.0);
+        if !(s.is_finite() && s > 0.0) {
+            return Err(value_error(format!(
+                "sensitivity = {s} is outside the allowed range (0, 1e300]"
+            )));
+        }
+        Self::build(kind, s, 1)
+    }
+}
+
+fn finite(name: &str, arg: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let v = number(name, arg)?;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(value_error(format!("{name} = {v} is not a finite number")))
+    }
+}
+
+#[pymethods]
+impl Mechanism {
+    /// Mechanism(spec): parse a SPEC such as "gaussian:sigma=2,count=1000".
+    #[new]
+    fn new(spec: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let s = spec
+            .cast::<PyString>()
+            .map_err(|_| value_error("spec: expected a string KIND:key=value,..."))?;
+        Ok(Self {
+            spec: parse(&s.to_cow()?)?,
+        })
+    }
+
+    /// Gaussian noise of standard deviation sigma (docs/accountant.md §2.1).
+    #[staticmethod]
+    #[pyo3(signature = (sigma, *, sensitivity=None), text_signature = "(sigma, *, sensitivity=1.0)")]
+    fn gaussian(
+        sigma: &Bound<'_, PyAny>,
+        sensitivity: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let sigma = finite("sigma", sigma)?;
+        Self::one(MechanismKind::Gaussian { sigma }, sensitivity)
+    }
+
+    /// Laplace noise of scale b (§2.2).
+    #[staticmethod]
+    #[pyo3(signature = (scale, *, sensitivity=None), text_signature = "(scale, *, sensitivity=1.0)")]
+    fn laplace(scale: &Bound<'_, PyAny>, sensitivity: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let scale = finite("scale", scale)?;
+        Self::one(MechanismKind::Laplace { scale }, sensitivity)
+    }
+
+    /// Binary randomized response with parameter epsilon (§2.4).
+    #[staticmethod]
+    #[pyo3(signature = (epsilon, *, sensitivity=None), text_signature = "(epsilon, *, sensitivity=1.0)")]
+    fn randomized_response(
+        epsilon: &Bound<'_, PyAny>,
+        sensitivity: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let epsilon = finite("epsilon", epsilon)?;
+        Self::one(MechanismKind::RandomizedResponse { epsilon }, sensitivity)
+    }
+
+    /// The truncated Laplacian calibrated to (epsilon, delta) (§2.3).
+    #[staticmethod]
+    #[pyo3(signature = (epsilon, delta, *, sensitivity=None), text_signature = "(epsilon, delta, *, sensitivity=1.0)")]
+    fn truncated_laplace(
+        epsilon: &Bound<'_, PyAny>,
+        delta: &Bound<'_, PyAny>,
+        sensitivity: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let epsilon = finite("epsilon", epsilon)?;
+        let delta = finite("delta", delta)?;
+        Self::one(
+            MechanismKind::TruncatedLaplace { epsilon, delta },
+            sensitivity,
+        )
+    }
+
+    /// Bounded noise radius * X, X with density proportional to e^{-f} on (-1, 1), f of
+    /// family "power" (|x|^alpha-type, alpha defaults to 2) or "exp" (§2.5).
+    #[staticmethod]
+    #[pyo3(signature = (radius, *, family="power", alpha=None, sensitivity=None), text_signature = "(radius, *, family=\"power\", alpha=None, sensitivity=1.0)")]
+    fn bounded(
+        radius: &Bound<'_, PyAny>,
+        family: &str,
+        alpha: Option<&Bound<'_, PyAny>>,
+        sensitivity: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let radius = finite("radius", radius)?;
+        let family = bounded_family(family, alpha)?;
+        Self::one(MechanismKind::Bounded { family, radius }, sensitivity)
+    }
+
+    /// Gaussian noise on a Poisson sample of rate q (DP-SGD's step), both directions of
+    /// the loss (§2.6).
+    #[staticmethod]
+    #[pyo3(signature = (sigma, q, *, sensitivity=None), text_signature = "(sigma, q, *, sensitivity=1.0)")]
+    fn subsampled_gaussian(
+        sigma: &Bound<'_, PyAny>,
+        q: &Bound<'_, PyAny>,
+        sensitivity: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let sigma = finite("sigma", sigma)?;
+        let q = finite("q", q)?;
+        Self::one(MechanismKind::SubsampledGaussian { sigma, q }, sensitivity)
+    }
+
+    /// Laplace noise on a Poisson sample of rate q, both directions of the loss (§2.6).
+    #[staticmethod]
+    #[pyo3(signature = (scale, q, *, sensitivity=None), text_signature = "(scale, q, *, sensitivity=1.0)")]
+    fn subsampled_laplace(
+        scale: &Bound<'_, PyAny>,
+        q: &Bound<'_, PyAny>,
+        sensitivity: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let scale = finite("scale", scale)?;
+        let q = finite("q", q)?;
+        Self::one(MechanismKind::SubsampledLaplace { scale, q }, sensitivity)
+    }
+
+    /// The same mechanism used `count` times as often (an integer; the total at most 1e10).
+    fn compose(&self, count: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let c = self::count("count", count, MAX_COUNT as f64)?;
+        let total = self.spec.count.checked_mul(c).filter(|t| *t <= MAX_COUNT);
+        let Some(total) = total else {
+            return Err(value_error(format!(
+                "count: {} uses times {c} exceeds the allowed 1e10",
+                self.spec.count
+            )));
+        };
+        Self::build(self.spec.kind.clone(), self.spec.sensitivity, total)
+    }
+
+    /// Certified bracket of epsilon at this delta (0 < delta < 1); `accuracy` is the
+    /// relative width asked of the bracket, in [1e-8, 0.5] (default 1e-4).
+    #[pyo3(signature = (delta, *, accuracy=None))]
+    fn epsilon(
+        &self,
+        py: Python<'_>,
+        delta: &Bound<'_, PyAny>,
+        accuracy: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Bracket> {
+        let d = number("delta", delta)?;
+        let acc = optional_number("accuracy", accuracy)?;
+        run(py, vec![self.spec.text.clone()], Some(d), None, acc)
+    }
+
+    /// Certified bracket of delta at this epsilon (0 <= epsilon <= 1e12); `accuracy` is
+    /// the relative width asked of the bracket, in [1e-8, 0.5] (default 1e-3).
+    #[pyo3(signature = (epsilon, *, accuracy=None))]
+    fn delta(
+        &self,
+        py: Python<'_>,
+        epsilon: &Bound<'_, PyAny>,
+        accuracy: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Bracket> {
+        let e = number("epsilon", epsilon)?;
+        let acc = optional_number("accuracy", accuracy)?;
+        run(py, vec![self.spec.text.clone()], None, Some(e), acc)
+    }
+
+    /// The SPEC text, as `dpw account --mechanism` takes it.
+    #[getter]
+    fn spec(&self) -> String {
+        self.spec.text.clone()
+    }
+
+    /// The kind, as written in a SPEC ("gaussian", "subsampled-gaussian", ...).
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.spec.kind_name()
+    }
+
+    /// How many times the mechanism is used.
+    #[getter]
+    fn count(&self) -> u64 {
+        self.spec.count
+    }
+
+    /// The sensitivity the mechanism is applied at.
+    #[getter]
+    fn sensitivity(&self) -> f64 {
+        self.spec.sensitivity
+    }
+
+    fn __add__(&self, other: &Bound<'_, PyAny>) -> PyResult<Composition> {
+        let mut parts = vec![self.spec.clone()];
+        parts.extend(parts_of(other)?);
+        Ok(Composition { parts })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Mechanism('{}')", self.spec.text)
+    }
+
+    fn __str__(&self) -> String {
+        self.spec.text.clone()
+    }
+}
+
+pub(crate) fn bounded_family(
+    family: &str,
+    alpha: Option<&Bound<'_, PyAny>>,
+) -> PyResult<BoundedFamily> {
+    let alpha = optional_number("alpha", alpha)?;
+    match (family, alpha) {
+        ("power", a) => {
+            let a = a.unwrap_or(2.0);
+            if !(a > 0.0 && a <= 100.0) {
+                return Err(value_error(format!(
+                    "alpha = {a} is outside the allowed range (0, 100]"
+                )));
+            }
+            Ok(BoundedFamily::Power { alpha: a })
+        }
+        ("exp", None) => Ok(BoundedFamily::Exp),
+        ("exp", Some(_)) => Err(value_error("alpha: applies to family='power' only")),
+        (other, _) => Err(value_error(format!(
+            "family = '{other}' is not one of: power, exp"
+        ))),
+    }
+}
+
+/// The mechanisms of a `Mechanism`, a `Composition`, or a SPEC string.
+fn parts_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<MechanismSpec>> {
+    if let Ok(m) = obj.cast::<Mechanism>() {
+        return Ok(vec![m.get().spec.clone()]);
+    }
+    if let Ok(c) = obj.cast::<Composition>() {
+        return Ok(c.get().parts.clone());
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(vec![parse(&s.to_cow()?)?]);
+    }
+    Err(value_error(format!(
+        "expected a Mechanism, a Composition or a SPEC string, got {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// A heterogeneous composition of mechanisms (each with its count): `a + b`,
+/// `dpw.compose([a, b, "laplace:scale=3"])`.
+#[pyclass(frozen, eq, module = "dpw")]
+#[derive(Clone)]
+pub struct Composition {
+    parts: Vec<MechanismSpec>,
+}
+
+impl PartialEq for Composition {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts.len() == other.parts.len()
+            && self.parts.iter().zip(&other.parts).all(|(a, b)| same(a, b))
+    }
+}
+
+#[pymethods]
+impl Composition {
+    /// The whole composition repeated `count` times (every count multiplied).
+    fn compose(&self, count: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let c = self::count("count", count, MAX_COUNT as f64)?;
+        let parts = self
+            .parts
+            .iter()
+            .map(|p| {
+                let total = p
+                    .count
+                    .checked_mul(c)
+                    .filter(|t| *t <= MAX_COUNT)
+                    .ok_or_else(|| {
+                        value_error(format!(
+                            "count: {} uses of {} times {c} exceeds the allowed 1e10",
+                            p.count, p.text
+                        ))
+                    })?;
+                parse(&spec_text(&p.kind, p.sensitivity, total))
+            })
+            .collect::<PyResult<_>>()?;
+        Ok(Self { parts })
+    }
+
+    /// Certified bracket of epsilon at this delta (see Mechanism.epsilon).
+    #[pyo3(signature = (delta, *, accuracy=None))]
+    fn epsilon(
+        &self,
+        py: Python<'_>,
+        delta: &Bound<'_, PyAny>,
+        accuracy: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Bracket> {
+        let d = number("delta", delta)?;
+        let acc = optional_number("accuracy", accuracy)?;
+        run(py, self.texts(), Some(d), None, acc)
+    }
+
+    /// Certified bracket of delta at this epsilon (see Mechanism.delta).
+    #[pyo3(signature = (epsilon, *, accuracy=None))]
+    fn delta(
+        &self,
+        py: Python<'_>,
+        epsilon: &Bound<'_, PyAny>,
+        accuracy: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Bracket> {
+        let e = number("epsilon", epsilon)?;
+        let acc = optional_number("accuracy", accuracy)?;
+        run(py, self.texts(), None, Some(e), acc)
+    }
+
+    /// The mechanisms, in order.
+    #[getter]
+    fn mechanisms(&self) -> Vec<Mechanism> {
+        self.parts
+            .iter()
+            .map(|p| Mechanism { spec: p.clone() })
+            .collect()
+    }
+
+    /// Their SPEC texts (the `--mechanism` flags of `dpw account`).
+    #[getter]
+    fn specs(&self) -> Vec<String> {
+        self.texts()
+    }
+
+    fn __len__(&self) -> usize {
+        self.parts.len()
+    }
+
+    fn __add__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let mut parts = self.parts.clone();
+        parts.extend(parts_of(other)?);
+        Ok(Self { parts })
+    }
+
+    fn __radd__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let mut parts = parts_of(other)?;
+        parts.extend(self.parts.iter().cloned());
+        Ok(Self { parts })
+    }
+
+    fn __repr__(&self) -> String {
+        let inner: Vec<String> = self.parts.iter().map(|p| format!("'{}'", p.text)).collect();
+        format!("Composition([{}])", inner.join(", "))
+    }
+}
+
+impl Composition {
+    fn texts(&self) -> Vec<String> {
+        self.parts.iter().map(|p| p.text.clone()).collect()
+    }
+}
+
+/// The items of a list/tuple/iterable of mechanisms (Mechanism, Composition or SPEC).
+fn collect_parts(mechanisms: &Bound<'_, PyAny>) -> PyResult<Vec<MechanismSpec>> {
+    if mechanisms.is_instance_of::<PyString>() {
+        return Err(value_error(
+            "mechanisms: expected a list of SPEC strings or Mechanisms, got one string",
+        ));
+    }
+    let items = mechanisms
+        .try_iter()
+        .map_err(|_| value_error("mechanisms: expected a list of SPEC strings or Mechanisms"))?;
+    let mut parts = Vec::new();
+    for (i, item) in items.enumerate() {
+        let item = item?;
+        let p = parts_of(&item)
+            .map_err(|e| value_error(format!("mechanisms[{i}]: {}", e.value(item.py()))))?;
+        parts.extend(p);
+    }
+    if parts.is_empty() {
+        return Err(value_error(
+            "mechanisms: at least one mechanism (KIND:key=value,...) is required",
+        ));
+    }
+    Ok(parts)
+}
+
+/// The composition of a list of Mechanisms, Compositions or SPEC strings.
+#[pyfunction]
+fn compose(mechanisms: &Bound<'_, PyAny>) -> PyResult<Composition> {
+    Ok(Composition {
+        parts: collect_parts(mechanisms)?,
+    })
+}
+
+/// The certified accountant, as `dpw account`: `mechanisms` is a list of SPEC strings
+/// ("gaussian:sigma=2,count=1000", "subsampled-gaussian:sigma=1,q=0.01,count=1e4", ...)
+/// or Mechanism objects, composed heterogeneously. Give exactly one of `delta` (to get
+/// epsilon) or `epsilon` (to get delta). Returns a Bracket with lower <= exact <= upper.
+#[pyfunction]
+#[pyo3(signature = (mechanisms, *, delta=None, epsilon=None, accuracy=None))]
+fn account(
+    py: Python<'_>,
+    mechanisms: &Bound<'_, PyAny>,
+    delta: Option<&Bound<'_, PyAny>>,
+    epsilon: Option<&Bound<'_, PyAny>>,
+    accuracy: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Bracket> {
+    let parts = collect_parts(mechanisms)?;
+    let d = optional_number("delta", delta)?;
+    let e = optional_number("epsilon", epsilon)?;
+    let acc = optional_number("accuracy", accuracy)?;
+    let texts = parts.into_iter().map(|p| p.text).collect();
+    run(py, texts, d, e, acc)
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Bracket>()?;
+    m.add_class::<Mechanism>()?;
+    m.add_class::<Composition>()?;
+    m.add_function(wrap_pyfunction!(compose, m)?)?;
+    m.add_function(wrap_pyfunction!(account, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,122 @@
+"""The certified accountant against closed forms: k-fold Gaussian (one Gaussian with
+mu = sqrt(k)/sigma), heterogeneous Gaussians (mu^2 adds), k-fold randomized response
+(the binomial law of the loss enumerated), and the SPEC and object APIs against each
+other."""
+
+import math
+
+import pytest
+
+import dpw
+import reference as ref
+
+
+@pytest.mark.parametrize("sigma,k", [(0.8, 1), (2.0, 1000), (50.0, 100000), (1000.0, 10**8)])
+@pytest.mark.parametrize("delta", [1e-3, 1e-8])
+def test_k_fold_gaussian_epsilon_contains_the_closed_form(sigma, k, delta):
+    b = dpw.Mechanism.gaussian(sigma=sigma).compose(k).epsilon(delta=delta)
+    mu = math.sqrt(k) / sigma
+    exact = ref.gaussian_epsilon(delta, mu)
+    assert b.quantity == "epsilon" and b.given == delta
+    assert b.lower <= exact * (1 + 1e-12) and exact * (1 - 1e-12) <= b.upper
+    assert b.upper / b.lower - 1 <= 1e-4 + 1e-12
+    assert b.lower <= b.estimate <= b.upper
+    # dpw's own closed form agrees (the accountant and the profile are separate code).
+    assert b.lower <= dpw.gaussian_epsilon(delta, mu) <= b.upper * (1 + 1e-12)
+
+
+def test_gaussian_delta_at_tiny_delta_in_log_space():
+    # delta(40) of one Gaussian with mu = 1 is about e^-800: below a double.
+    b = dpw.Mechanism.gaussian(sigma=1.0).delta(epsilon=40.0)
+    exact_ln = ref.ln_gaussian_delta_tail(40.0, 1.0)
+    assert exact_ln < -745
+    assert b.ln_lower <= exact_ln + 1e-9 and exact_ln - 1e-9 <= b.ln_upper
+    assert b.ln_upper - b.ln_lower < 1e-3
+    assert b.upper == 0.0  # underflows; the logarithms carry it
+
+
+def test_heterogeneous_gaussians_compose_like_one():
+    c = dpw.Mechanism.gaussian(sigma=3.0).compose(50) + dpw.Mechanism.gaussian(sigma=1.5, sensitivity=2.0)
+    mu = math.sqrt(50 / 9 + (2.0 / 1.5) ** 2)
+    b = c.epsilon(1e-6)
+    exact = ref.gaussian_epsilon(1e-6, mu)
+    assert b.lower <= exact <= b.upper
+    d = c.delta(1.0)
+    assert d.quantity == "delta"
+    exact_d = ref.gaussian_delta(1.0, mu)
+    assert d.lower <= exact_d * (1 + 1e-9) and exact_d * (1 - 1e-9) <= d.upper
+    assert d.upper / d.lower - 1 <= 1e-3 + 1e-12
+
+
+@pytest.mark.parametrize("eps0,k", [(0.1, 10), (0.5, 100), (1.0, 1000), (0.05, 4000)])
+@pytest.mark.parametrize("eps_frac", [0.05, 0.3])
+def test_k_fold_randomized_response_delta_contains_the_binomial_sum(eps0, k, eps_frac):
+    eps = eps_frac * k * eps0
+    exact = ref.rr_delta(eps, eps0, k)
+    assert exact > 0
+    b = dpw.Mechanism.randomized_response(eps0).compose(k).delta(eps)
+    assert b.lower <= exact * (1 + 1e-9) and exact * (1 - 1e-9) <= b.upper
+
+
+@pytest.mark.parametrize("eps0,k,delta", [(0.2, 100, 1e-5), (1.0, 50, 1e-9), (0.05, 2000, 1e-3)])
+def test_k_fold_randomized_response_epsilon_brackets_the_exact_root(eps0, k, delta):
+    b = dpw.account([f"rr:epsilon={eps0},count={k}"], delta=delta)
+    # lower <= eps* <= upper  <=>  delta(lower) >= delta >= delta(upper).
+    assert ref.rr_delta(b.upper, eps0, k) <= delta * (1 + 1e-9)
+    assert ref.rr_delta(b.lower, eps0, k) >= delta * (1 - 1e-9)
+
+
+def test_subsampled_gaussian_at_rate_one_is_the_gaussian():
+    a = dpw.Mechanism.subsampled_gaussian(sigma=1.2, q=1.0).compose(20).epsilon(1e-6)
+    exact = ref.gaussian_epsilon(1e-6, math.sqrt(20) / 1.2)
+    assert a.lower <= exact <= a.upper
+
+
+def test_subsampling_amplifies():
+    full = dpw.Mechanism.gaussian(sigma=1.0).compose(100).epsilon(1e-5)
+    sub = dpw.Mechanism.subsampled_gaussian(sigma=1.0, q=0.01).compose(100).epsilon(1e-5)
+    assert sub.upper < 0.2 * full.lower
+
+
+def test_spec_strings_and_objects_are_one_vocabulary():
+    m = dpw.Mechanism.gaussian(sigma=2).compose(1000)
+    assert m == dpw.Mechanism("gaussian:sigma=2,count=1000")
+    assert m.spec == "gaussian:sigma=2.0,count=1000"
+    assert (m.kind, m.count, m.sensitivity) == ("gaussian", 1000, 1.0)
+    assert dpw.Mechanism(m.spec) == m
+    # Every constructor writes a SPEC the parser reads back as the same mechanism.
+    built = [
+        dpw.Mechanism.laplace(3.5, sensitivity=2),
+        dpw.Mechanism.randomized_response(0.7),
+        dpw.Mechanism.truncated_laplace(1.0, 1e-6),
+        dpw.Mechanism.bounded(40.0),
+        dpw.Mechanism.bounded(40.0, family="exp"),
+        dpw.Mechanism.bounded(40.0, family="power", alpha=3.0),
+        dpw.Mechanism.subsampled_gaussian(1.0, 0.01),
+        dpw.Mechanism.subsampled_laplace(2.0, 0.1).compose(7),
+    ]
+    for b in built:
+        assert dpw.Mechanism(b.spec) == b
+    c = dpw.compose(built[:2] + ["gaussian:sigma=5"])
+    assert len(c) == 3 and c.specs[2] == "gaussian:sigma=5"
+    assert c == built[0] + built[1] + "gaussian:sigma=5.0"
+    assert c.compose(3).mechanisms[1].count == 3
+    assert m.compose(2) == dpw.Mechanism.gaussian(2).compose(2000)
+
+
+def test_account_equals_the_object_api():
+    a = dpw.account(["gaussian:sigma=2,count=1000", "laplace:scale=5"], delta=1e-8)
+    b = (dpw.Mechanism.gaussian(2).compose(1000) + dpw.Mechanism.laplace(5)).epsilon(delta=1e-8)
+    assert (a.lower, a.upper) == (b.lower, b.upper)
+    # Mechanism objects are accepted by account too.
+    c = dpw.account([dpw.Mechanism.gaussian(2).compose(1000), "laplace:scale=5"], delta=1e-8)
+    assert (c.lower, c.upper) == (a.lower, a.upper)
+
+
+def test_accuracy_narrows_the_bracket():
+    m = dpw.Mechanism.laplace(10).compose(100)
+    coarse = m.epsilon(1e-6, accuracy=1e-2)
+    fine = m.epsilon(1e-6, accuracy=1e-6)
+    assert fine.upper - fine.lower < coarse.upper - coarse.lower
+    assert coarse.lower <= fine.lower and fine.upper <= coarse.upper * (1 + 1e-12)
+    assert fine.accuracy_met and fine.seconds >= 0 and fine.step > 0

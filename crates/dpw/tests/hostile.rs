@@ -231,7 +231,9 @@ fn run_dpw(cwd: &Path, scratch: &Path, args: &[String]) -> Outcome {
     let start = Instant::now();
     let mut child = Command::new("sh")
         .arg("-c")
-        .arg(format!("ulimit -v {MEMORY_KIB} 2>/dev/null; exec \"$0\" \"$@\""))
+        .arg(format!(
+            "ulimit -v {MEMORY_KIB} 2>/dev/null; exec \"$0\" \"$@\""
+        ))
         .arg(bin)
         .args(args)
         .current_dir(cwd)
@@ -382,9 +384,16 @@ fn calibrate_case(rng: &mut impl Rng) -> (Vec<String>, bool) {
         "gauss",
     ];
     for _ in 0..rng.gen_range(1..=2) {
-        let key = *["--epsilon", "--delta", "--queries", "--sensitivity", "--beta", "--density"]
-            .choose(rng)
-            .expect("keys");
+        let key = *[
+            "--epsilon",
+            "--delta",
+            "--queries",
+            "--sensitivity",
+            "--beta",
+            "--density",
+        ]
+        .choose(rng)
+        .expect("keys");
         let value = if key == "--density" {
             pick(rng, &densities)
         } else {
@@ -421,7 +430,11 @@ fn hostile_manifests_and_calibrate_arguments_exit_0_or_2_cleanly() {
             let mut nodes = Vec::new();
             collect(&doc["params"], "params".into(), &mut nodes);
             nodes.retain(|n| n.path() != "params");
-            (p.file_stem().unwrap().to_string_lossy().to_string(), doc, nodes)
+            (
+                p.file_stem().unwrap().to_string_lossy().to_string(),
+                doc,
+                nodes,
+            )
         })
         .collect();
 
@@ -483,11 +496,14 @@ fn hostile_manifests_and_calibrate_arguments_exit_0_or_2_cleanly() {
                 } else {
                     args[1].clone()
                 };
-                failures.entry(format!("{what}: {class}")).or_default().push(format!(
-                    "case {case}: dpw {} → {}",
-                    args.join(" "),
-                    o.stderr.lines().next().unwrap_or("")
-                ));
+                failures
+                    .entry(format!("{what}: {class}"))
+                    .or_default()
+                    .push(format!(
+                        "case {case}: dpw {} → {}",
+                        args.join(" "),
+                        o.stderr.lines().next().unwrap_or("")
+                    ));
             }
         }
     }
@@ -500,7 +516,60 @@ fn hostile_manifests_and_calibrate_arguments_exit_0_or_2_cleanly() {
         slowest.1
     );
     for (class, examples) in &failures {
-        eprintln!("FAIL {class}: {} case(s), e.g. {}", examples.len(), examples[0]);
+        eprintln!(
+            "FAIL {class}: {} case(s), e.g. {}",
+            examples.len(),
+            examples[0]
+        );
     }
-    assert!(failures.is_empty(), "{failed} hostile case(s) failed (see above)");
+    assert!(
+        failures.is_empty(),
+        "{failed} hostile case(s) failed (see above)"
+    );
+}
+
+/// SIGINT or SIGTERM at any moment of `dpw run` leaves either the complete output set
+/// or nothing, and never a `.dpw-*` temporary file (issue 15, class 11). The signal is
+/// sent at delays spread over the whole run, write phase included.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_leaves_no_temporary_file_and_no_partial_set() {
+    let root = root();
+    let mut outcomes = BTreeMap::new();
+    for i in 0..24u64 {
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let out_dir = scratch.path().join("out");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dpw"))
+            .args([
+                "run",
+                "experiments/fig3.toml",
+                "experiments/fig4.toml",
+                "--out",
+            ])
+            .arg(&out_dir)
+            .current_dir(&root)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dpw starts");
+        std::thread::sleep(Duration::from_millis(15 * i));
+        let signal = if i % 2 == 0 { "-INT" } else { "-TERM" };
+        let _ = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status();
+        let status = child.wait().expect("wait");
+        let all = files(&out_dir);
+        assert!(
+            all.iter().all(|p| !p.to_string_lossy().contains(".dpw-")),
+            "temporary files left after {signal} at {} ms: {all:?}",
+            15 * i
+        );
+        assert!(
+            all.is_empty() || all.len() == 6,
+            "partial set after {signal} at {} ms: {all:?}",
+            15 * i
+        );
+        *outcomes.entry(status.code()).or_insert(0) += 1;
+    }
+    eprintln!("interrupt outcomes (exit status: count): {outcomes:?}");
 }

@@ -20,6 +20,7 @@ pub mod topk_counts;
 pub mod tradeoff_curves;
 
 use crate::error::KeyError;
+use crate::ranges::show;
 use crate::table::Table;
 
 /// A validated experiment, ready to run.
@@ -39,21 +40,33 @@ pub trait Job: Send + Sync {
     fn run(&self, tick: &(dyn Fn() + Sync)) -> Result<Table, String>;
 }
 
-/// `Ok(v)` if `v` is finite and `> 0`, else a [`KeyError`] for `key`.
+/// `Ok(v)` if `v` is finite and `> 0`, else a [`KeyError`] for `key`. Subnormal values
+/// (below 2.2e-308) are refused too: they keep too few digits to compute with.
 pub fn positive(key: &str, v: f64) -> Result<f64, KeyError> {
-    if v.is_finite() && v > 0.0 {
+    if v.is_finite() && v >= f64::MIN_POSITIVE {
         Ok(v)
+    } else if v > 0.0 {
+        Err(KeyError::new(
+            key,
+            format!(
+                "must be > 0 and at least 2.2e-308 (not subnormal), got {}",
+                show(v)
+            ),
+        ))
     } else {
-        Err(KeyError::new(key, format!("must be > 0, got {v}")))
+        Err(KeyError::new(key, format!("must be > 0, got {}", show(v))))
     }
 }
 
-/// `Ok(v)` if `0 < v < 1`, else a [`KeyError`] for `key`.
+/// `Ok(v)` if `0 < v < 1` (and not subnormal), else a [`KeyError`] for `key`.
 pub fn open_unit(key: &str, v: f64) -> Result<f64, KeyError> {
-    if v > 0.0 && v < 1.0 {
+    if v >= f64::MIN_POSITIVE && v < 1.0 {
         Ok(v)
     } else {
-        Err(KeyError::new(key, format!("must be in (0, 1), got {v}")))
+        Err(KeyError::new(
+            key,
+            format!("must be in (0, 1) and at least 2.2e-308, got {}", show(v)),
+        ))
     }
 }
 
@@ -67,7 +80,7 @@ pub fn count(key: &str, v: f64) -> Result<f64, KeyError> {
     } else {
         Err(KeyError::new(
             key,
-            format!("must be an integer in [1, 2^53], got {v}"),
+            format!("must be an integer in [1, 2^53], got {}", show(v)),
         ))
     }
 }
@@ -105,10 +118,15 @@ pub fn sensitivity_deltas_epsilons(
     deltas: &[f64],
     epsilon: &crate::grid::Grid,
 ) -> Result<(f64, Vec<f64>, Vec<f64>), KeyError> {
-    let sensitivity = positive("params.sensitivity", sensitivity)?;
+    let sensitivity = positive("params.sensitivity", sensitivity)
+        .and_then(|v| crate::ranges::SENSITIVITY.check("params.sensitivity", v))?;
     let deltas = delta_list("params.deltas", deltas)?;
+    for (i, &d) in deltas.iter().enumerate() {
+        crate::ranges::DELTA.check(&format!("params.deltas[{i}]"), d)?;
+    }
     for (i, &e) in epsilon.values().iter().enumerate() {
-        positive(&format!("params.epsilon[{i}]"), e)?;
+        let key = format!("params.epsilon[{i}]");
+        positive(&key, e).and_then(|e| crate::ranges::EPSILON.check(&key, e))?;
     }
     Ok((sensitivity, deltas, epsilon.values().to_vec()))
 }

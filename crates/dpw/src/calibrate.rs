@@ -77,7 +77,7 @@ impl Request {
             ));
         }
         range("--sensitivity", ranges::SENSITIVITY, sensitivity)?;
-        if !(beta >= f64::MIN_POSITIVE && beta < 1.0) {
+        if !(f64::MIN_POSITIVE..1.0).contains(&beta) {
             return Err(format!(
                 "--beta: must be in (0, 1) and at least 2.2e-308, got {}",
                 ranges::show(beta)
@@ -264,6 +264,10 @@ pub fn calibrate(req: &Request) -> Vec<Row> {
 /// subnormal that keeps few digits, a −0) becomes a dash with the reason: a value that
 /// cannot be computed is never printed.
 fn representable(mut row: Row) -> Row {
+    row.note = finite_words(&row.note);
+    if let Err(why) = &row.result {
+        row.result = Err(finite_words(why));
+    }
     if let Ok(n) = &row.result {
         let bad = [
             ("scale", n.scale),
@@ -280,6 +284,25 @@ fn representable(mut row: Row) -> Row {
         }
     }
     row
+}
+
+/// `text` with every word that spells a NaN or an infinity (a library's message, e.g.
+/// "loss range = inf") replaced by "non-finite": output never carries NaN/inf.
+fn finite_words(text: &str) -> String {
+    text.split(' ')
+        .map(|w| {
+            let core = w.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+            let lower = core.to_ascii_lowercase();
+            if matches!(lower.as_str(), "inf" | "nan" | "infinity") {
+                // Keep trailing punctuation, drop a sign.
+                let end = w.rfind(core).map_or(w.len(), |i| i + core.len());
+                format!("non-finite{}", &w[end..])
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The bounded noise's numbers at radius `r` (moments and quantile are upper bounds).
@@ -597,6 +620,18 @@ fn render_json(req: &Request, rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notes_never_spell_nan_or_inf() {
+        assert_eq!(
+            finite_words("loss range = inf is outside; got NaN, -inf."),
+            "loss range = non-finite is outside; got non-finite, non-finite."
+        );
+        assert_eq!(
+            finite_words("influence information"),
+            "influence information"
+        );
+    }
 
     #[test]
     fn laplace_max_quantile_matches_direct_formula_and_simulation_free_check() {

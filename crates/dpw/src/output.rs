@@ -174,6 +174,10 @@ pub fn write_set(
         for (id, fig) in figures {
             write_figure(&FigurePaths::new(stage.path(), id), fig)?;
         }
+        // Nothing may stop a rename half-way through the set (e.g. a directory created
+        // in the way while the figures were computed).
+        let ids: Vec<&str> = figures.iter().map(|(id, _)| *id).collect();
+        check_out_dir(out, &ids)?;
         for sub in ["data", "figures"] {
             let d = out.join(sub);
             std::fs::create_dir_all(&d)
@@ -225,6 +229,40 @@ mod tests {
         assert!(write_atomic(&path, |_| Err("boom".into())).is_err());
         assert!(!path.exists());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    fn figure() -> RenderedFigure {
+        let mut table = Table::new(Vec::new());
+        table.push(crate::table::Row {
+            panel: "a".into(),
+            series: "s".into(),
+            x: 1.0,
+            y: 2.0,
+            extra: Vec::new(),
+        });
+        RenderedFigure {
+            table,
+            svg: "<svg/>".into(),
+            png: vec![1, 2, 3],
+        }
+    }
+
+    #[test]
+    fn a_set_is_moved_in_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let fig = figure();
+        // A directory in the way of the second figure's PNG: nothing of the first moves in.
+        std::fs::create_dir_all(dir.path().join("figures/f2.png")).unwrap();
+        assert!(write_set(dir.path(), &[("f1", &fig), ("f2", &fig)]).is_err());
+        assert!(!dir.path().join("data/f1.csv").exists());
+        std::fs::remove_dir(dir.path().join("figures/f2.png")).unwrap();
+        let paths = write_set(dir.path(), &[("f1", &fig), ("f2", &fig)]).unwrap();
+        assert_eq!(std::fs::read(&paths[1].png).unwrap(), vec![1, 2, 3]);
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.starts_with(".dpw-")), "{names:?}");
     }
 
     #[test]

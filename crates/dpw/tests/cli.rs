@@ -985,7 +985,10 @@ fn calibrate_never_prints_nan_inf_or_negative_zero() {
     // Beyond the range computed to full accuracy (a NaN at 700, a wrong analytic sigma
     // at 1e308 before): refused in one line with the range.
     for eps in ["700", "1e-300", "1e308"] {
-        let out = dpw(dir.path(), &["calibrate", "--epsilon", eps, "--delta", "1e-2"]);
+        let out = dpw(
+            dir.path(),
+            &["calibrate", "--epsilon", eps, "--delta", "1e-2"],
+        );
         assert_eq!(out.status.code(), Some(2), "{eps}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(

@@ -11,7 +11,7 @@
 //! - finish within a guard time (a runaway is killed and reported, not waited for; a
 //!   normal run's wall-clock time is never asserted).
 //!
-//! The case count and seed are fixed for CI (`DPW_FUZZ_CASES`, default 60;
+//! The case count and seed are fixed for CI (`DPW_FUZZ_CASES`, default 600, about 30 s;
 //! `DPW_FUZZ_SEED`, default 15); `just fuzz` runs many more. Heavy figures are first made
 //! light (generated grids cut to three points, fewer samples) so that an accepted case
 //! costs well under a second; the mutation is applied after, so it can still ask for a
@@ -412,7 +412,7 @@ fn calibrate_case(rng: &mut impl Rng) -> (Vec<String>, bool) {
 
 #[test]
 fn hostile_manifests_and_calibrate_arguments_exit_0_or_2_cleanly() {
-    let cases: usize = env_or("DPW_FUZZ_CASES", 60);
+    let cases: usize = env_or("DPW_FUZZ_CASES", 600);
     let seed: u64 = env_or("DPW_FUZZ_SEED", 15);
     let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
     let root = root();
@@ -536,7 +536,9 @@ fn hostile_manifests_and_calibrate_arguments_exit_0_or_2_cleanly() {
 fn an_interrupted_run_leaves_no_temporary_file_and_no_partial_set() {
     let root = root();
     let mut outcomes = BTreeMap::new();
-    for i in 0..24u64 {
+    // 60 delays 4 ms apart: the run of two light figures takes about 0.1-0.3 s, so some
+    // land in the write phase (exit 130), others before (killed) or after (exit 0).
+    for i in 0..60u64 {
         let scratch = tempfile::tempdir().expect("tempdir");
         let out_dir = scratch.path().join("out");
         let mut child = Command::new(env!("CARGO_BIN_EXE_dpw"))
@@ -552,7 +554,7 @@ fn an_interrupted_run_leaves_no_temporary_file_and_no_partial_set() {
             .stderr(Stdio::null())
             .spawn()
             .expect("dpw starts");
-        std::thread::sleep(Duration::from_millis(15 * i));
+        std::thread::sleep(Duration::from_millis(4 * i));
         let signal = if i % 2 == 0 { "-INT" } else { "-TERM" };
         let _ = Command::new("kill")
             .args([signal, &child.id().to_string()])
@@ -562,12 +564,12 @@ fn an_interrupted_run_leaves_no_temporary_file_and_no_partial_set() {
         assert!(
             all.iter().all(|p| !p.to_string_lossy().contains(".dpw-")),
             "temporary files left after {signal} at {} ms: {all:?}",
-            15 * i
+            4 * i
         );
         assert!(
             all.is_empty() || all.len() == 6,
             "partial set after {signal} at {} ms: {all:?}",
-            15 * i
+            4 * i
         );
         *outcomes.entry(status.code()).or_insert(0) += 1;
     }

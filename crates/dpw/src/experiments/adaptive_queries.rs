@@ -81,6 +81,17 @@ struct AdaptiveQueries {
 fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     let p: Params = input.parse()?;
     let alpha = open_unit("params.alpha", p.alpha)?;
+    // Below 1e-3 the search over query counts runs for minutes (issue 15, hostile test:
+    // alpha = 1e-300 ran past 20 s).
+    if alpha < 1e-3 {
+        return Err(KeyError::new(
+            "params.alpha",
+            format!(
+                "must be in [1e-3, 1) (the run-time budget), got {}",
+                crate::ranges::show(alpha)
+            ),
+        ));
+    }
     let beta = open_unit("params.beta", p.beta)?;
     for (i, &n) in p.n.values().iter().enumerate() {
         let n = positive(&format!("params.n[{i}]"), n)?;

@@ -60,7 +60,7 @@ pub fn positive(key: &str, v: f64) -> Result<f64, KeyError> {
 
 /// `Ok(v)` if `0 < v < 1` (and not subnormal), else a [`KeyError`] for `key`.
 pub fn open_unit(key: &str, v: f64) -> Result<f64, KeyError> {
-    if v >= f64::MIN_POSITIVE && v < 1.0 {
+    if (f64::MIN_POSITIVE..1.0).contains(&v) {
         Ok(v)
     } else {
         Err(KeyError::new(

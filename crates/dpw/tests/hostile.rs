@@ -8,7 +8,7 @@
 //! - on exit 0 write a complete set (CSV, SVG, PNG) whose CSV holds no NaN/inf, and for
 //!   `calibrate` print no NaN/inf (and valid JSON with `--format json`),
 //! - leave no `.dpw-*` temporary file behind,
-//! - finish within a guard time (a runaway is killed and reported, not waited for; a
+//! - finish within a guard time of 90 s (a runaway is killed and reported, not waited for; a
 //!   normal run's wall-clock time is never asserted).
 //!
 //! The case count and seed are fixed for CI (`DPW_FUZZ_CASES`, default 600, about 30 s;
@@ -26,8 +26,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A runaway is killed after this long and reported as a failure.
-const GUARD: Duration = Duration::from_secs(20);
+/// A runaway is killed after this long and reported as a failure: above the 60 s budget
+/// the kinds estimate against, so a kill means an estimate was off by half or more.
+const GUARD: Duration = Duration::from_secs(90);
 /// Address-space limit of each child (KiB): an allocation beyond it aborts the child,
 /// which the test reports, instead of exhausting the machine.
 const MEMORY_KIB: u64 = 4 * 1024 * 1024;

@@ -301,6 +301,20 @@ fn values_beyond_the_computed_range_are_refused_with_the_range() {
         line.contains("1e-320") && !line.contains("0000000"),
         "{line}"
     );
+    // An empty list that would leave a panel empty (fig11's cramer_rao_d).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = dpw(
+        &root,
+        &[
+            "run",
+            "experiments/fig11.toml",
+            "--out",
+            "/nonexistent-dpw-out",
+            "--set",
+            "params.cramer_rao_d=[]",
+        ],
+    );
+    assert_bad_output(&out, "experiments/fig11.toml", "params.cramer_rao_d");
     let line = assert_bad("alpha = 2.0", "alpha = 1e308", "params.density.alpha");
     assert!(line.contains("[0.5, 100]"), "{line}");
 }

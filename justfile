@@ -118,3 +118,7 @@ fig21:
 # DP-SGD: epsilon after T steps of the subsampled Gaussian, exact, beside the RDP bound.
 fig22:
     cargo run --release -- run experiments/fig22.toml
+
+# Hostile-input property test, long run (CI runs 600 cases; DPW_FUZZ_SEED picks another sample).
+fuzz cases="2000":
+    DPW_FUZZ_CASES={{cases}} cargo test --release -p dpw --test hostile -- --nocapture

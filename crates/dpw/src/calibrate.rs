@@ -22,6 +22,7 @@
 //! `P(max|Xᵢ| ≤ t) = (1 − p(t))^k`, solved without cancellation); bounded noise by the
 //! union bound `P(|X| > L) ≤ β/k` and never more than RΔ.
 
+use crate::ranges;
 use composition::pld::{
     exact_calibration, pessimistic_min_delta, RadiusSettings, PESSIMISTIC_MAX_K,
 };
@@ -31,6 +32,7 @@ use densities::normal::max_abs_quantile;
 use densities::traits::NoiseMoments;
 use densities::truncated_laplace::TruncatedLaplace;
 use mgf::{certified_radius, BoundedNoise};
+use serde::Serialize;
 
 /// A calibration request (validated by [`Request::new`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -59,26 +61,27 @@ impl Request {
         sensitivity: f64,
         beta: f64,
     ) -> Result<Self, String> {
-        if !(epsilon.is_finite() && epsilon > 0.0) {
-            return Err(format!(
-                "--epsilon: must be a finite number > 0, got {epsilon}"
-            ));
-        }
-        if !(delta > 0.0 && delta < 1.0) {
-            return Err(format!("--delta: must be in (0, 1), got {delta}"));
-        }
+        // The ranges computed to full accuracy (crate::ranges; issue 15: ε = 1e308 gave
+        // a wrong analytic σ, δ = 5e-324 ran out of memory).
+        let range = |flag: &str, r: ranges::Range, v: f64| {
+            r.check(flag, v)
+                .map(|_| ())
+                .map_err(|e| format!("{flag}: {}", e.message))
+        };
+        range("--epsilon", ranges::EPSILON, epsilon)?;
+        range("--delta", ranges::DELTA, delta)?;
         if !(queries >= 1.0 && queries.fract() == 0.0 && queries <= 9.007_199_254_740_992e15) {
             return Err(format!(
-                "--queries: must be an integer in [1, 2^53], got {queries}"
+                "--queries: must be an integer in [1, 2^53], got {}",
+                ranges::show(queries)
             ));
         }
-        if !(sensitivity.is_finite() && sensitivity > 0.0) {
+        range("--sensitivity", ranges::SENSITIVITY, sensitivity)?;
+        if !(f64::MIN_POSITIVE..1.0).contains(&beta) {
             return Err(format!(
-                "--sensitivity: must be a finite number > 0, got {sensitivity}"
+                "--beta: must be in (0, 1) and at least 2.2e-308, got {}",
+                ranges::show(beta)
             ));
-        }
-        if !(beta > 0.0 && beta < 1.0) {
-            return Err(format!("--beta: must be in (0, 1), got {beta}"));
         }
         Ok(Self {
             epsilon,
@@ -100,11 +103,19 @@ impl Request {
     /// assert!(r.with_density("power:0").is_err() && r.with_density("gauss").is_err());
     /// ```
     pub fn with_density(self, spec: &str) -> Result<Self, String> {
-        let bad = || format!("--density: must be power:ALPHA with ALPHA > 0, or exp, got {spec:?}");
+        let alpha_range = ranges::POWER_ALPHA;
+        let bad = || {
+            format!(
+                "--density: must be power:ALPHA with ALPHA in [{}, {}], or exp, got {spec:?}",
+                ranges::show(alpha_range.lo),
+                ranges::show(alpha_range.hi)
+            )
+        };
         let density = match spec.split_once(':') {
             None if spec == "exp" => BoundedFamily::exp(),
             Some(("power", a)) => {
                 let alpha: f64 = a.trim().parse().map_err(|_| bad())?;
+                alpha_range.check("--density", alpha).map_err(|_| bad())?;
                 BoundedFamily::power(alpha).map_err(|_| bad())?
             }
             _ => return Err(bad()),
@@ -253,6 +264,10 @@ pub fn calibrate(req: &Request) -> Vec<Row> {
 /// subnormal that keeps few digits, a −0) becomes a dash with the reason: a value that
 /// cannot be computed is never printed.
 fn representable(mut row: Row) -> Row {
+    row.note = finite_words(&row.note);
+    if let Err(why) = &row.result {
+        row.result = Err(finite_words(why));
+    }
     if let Ok(n) = &row.result {
         let bad = [
             ("scale", n.scale),
@@ -269,6 +284,25 @@ fn representable(mut row: Row) -> Row {
         }
     }
     row
+}
+
+/// `text` with every word that spells a NaN or an infinity (a library's message, e.g.
+/// "loss range = inf") replaced by "non-finite": output never carries NaN/inf.
+fn finite_words(text: &str) -> String {
+    text.split(' ')
+        .map(|w| {
+            let core = w.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+            let lower = core.to_ascii_lowercase();
+            if matches!(lower.as_str(), "inf" | "nan" | "infinity") {
+                // Keep trailing punctuation, drop a sign.
+                let end = w.rfind(core).map_or(w.len(), |i| i + core.len());
+                format!("non-finite{}", &w[end..])
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The bounded noise's numbers at radius `r` (moments and quantile are upper bounds).
@@ -341,11 +375,12 @@ fn bounded_exact(req: &Request, cert: f64) -> (Result<Numbers, String>, String) 
         Ok((bounded_numbers(req, &noise, pess.radius), note))
     };
     // The estimate needs a resolvable δ and a k the FFT handles in seconds.
-    if !certifiable && (req.delta < 1e-14 || req.queries > 1e8) {
+    // k = 1e7 already takes 10 s (issue 15: k = 1e8 took 27 s), so estimates stop at 1e6.
+    if !certifiable && (req.delta < 1e-14 || req.queries > 1e6) {
         return (
             Err(
                 "not computed: the FFT accountant resolves delta >= 1e-14 (certified: k <= 1e5 \
-                 and delta >= max(1e-10, 1e-12 k)); estimates are computed up to k = 1e8"
+                 and delta >= max(1e-10, 1e-12 k)); estimates are computed up to k = 1e6"
                     .into(),
             ),
             String::new(),
@@ -509,60 +544,94 @@ fn render_csv(rows: &[Row]) -> String {
     out
 }
 
-fn json_str(s: &str) -> String {
-    let mut o = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
+/// The JSON document of `calibrate --format json` (serialised by serde_json, so that it
+/// is valid JSON whatever the text; a value is never NaN or inf, see [`representable`]).
+#[derive(Serialize)]
+struct JsonDoc<'a> {
+    request: JsonRequest,
+    mechanisms: Vec<JsonRow<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonRequest {
+    epsilon: f64,
+    delta: f64,
+    queries: f64,
+    sensitivity: f64,
+    beta: f64,
+    density: String,
+}
+
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    mechanism: &'a str,
+    parameter: &'a str,
+    applicable: bool,
+    #[serde(flatten)]
+    numbers: Option<JsonNumbers>,
+    note: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonNumbers {
+    scale: f64,
+    mean_abs: f64,
+    second_moment: f64,
+    max_error: f64,
+    upper_bounds: bool,
 }
 
 fn render_json(req: &Request, rows: &[Row]) -> String {
-    let mut out = format!(
-        "{{\"request\": {{\"epsilon\": {}, \"delta\": {}, \"queries\": {}, \"sensitivity\": {}, \"beta\": {}}},\n \"mechanisms\": [\n",
-        num(req.epsilon),
-        num(req.delta),
-        num(req.queries),
-        num(req.sensitivity),
-        num(req.beta)
-    );
-    let entries: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            let body = match &r.result {
-                Ok(n) => format!(
-                    "\"applicable\": true, \"scale\": {}, \"mean_abs\": {}, \"second_moment\": {}, \"max_error\": {}, \"upper_bounds\": {}, \"note\": {}",
-                    num(n.scale),
-                    num(n.mean_abs),
-                    num(n.second_moment),
-                    num(n.max_error),
-                    n.upper_bounds,
-                    json_str(&r.note)
-                ),
-                Err(why) => format!("\"applicable\": false, \"note\": {}", json_str(why)),
-            };
-            format!(
-                "  {{\"mechanism\": {}, \"parameter\": {}, {body}}}",
-                json_str(&r.mechanism),
-                json_str(r.parameter)
-            )
-        })
-        .collect();
-    out.push_str(&entries.join(",\n"));
-    out.push_str("\n ]}\n");
+    let doc = JsonDoc {
+        request: JsonRequest {
+            epsilon: req.epsilon,
+            delta: req.delta,
+            queries: req.queries,
+            sensitivity: req.sensitivity,
+            beta: req.beta,
+            density: req.density.name(),
+        },
+        mechanisms: rows
+            .iter()
+            .map(|r| JsonRow {
+                mechanism: &r.mechanism,
+                parameter: r.parameter,
+                applicable: r.result.is_ok(),
+                numbers: r.result.as_ref().ok().map(|n| JsonNumbers {
+                    scale: n.scale,
+                    mean_abs: n.mean_abs,
+                    second_moment: n.second_moment,
+                    max_error: n.max_error,
+                    upper_bounds: n.upper_bounds,
+                }),
+                note: match &r.result {
+                    Ok(_) => &r.note,
+                    Err(why) => why,
+                },
+            })
+            .collect(),
+    };
+    // Serialising plain structs of strings and finite numbers cannot fail.
+    let mut out = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    out.push('\n');
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notes_never_spell_nan_or_inf() {
+        assert_eq!(
+            finite_words("loss range = inf is outside; got NaN, -inf."),
+            "loss range = non-finite is outside; got non-finite, non-finite."
+        );
+        assert_eq!(
+            finite_words("influence information"),
+            "influence information"
+        );
+    }
 
     #[test]
     fn laplace_max_quantile_matches_direct_formula_and_simulation_free_check() {

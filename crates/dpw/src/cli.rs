@@ -309,6 +309,12 @@ pub fn check_all_against(
             .map_err(|e| DpwError::Failure(format!("{}: {e}", m.file)))?;
         let golden = against.map_or_else(|| m.golden_csv(), Path::to_path_buf);
         let result = Table::read_csv(&paths.csv).and_then(|got| {
+            if golden.is_dir() {
+                return Err(format!(
+                    "checked-in data {} is a directory, not a CSV file",
+                    golden.display()
+                ));
+            }
             if !golden.is_file() {
                 return Err(format!("checked-in data {} is missing", golden.display()));
             }

@@ -7,11 +7,14 @@
 //! Every grid is validated while it is read: non-empty, finite, strictly increasing;
 //! `n ≥ 1`, and `n = 1` only when `lo == hi`. Errors carry the grid's key path.
 
+use crate::ranges::show;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 
-/// Largest number of points a generated grid may have (guards against typos like `n = 1e9`).
-pub const MAX_POINTS: usize = 1_000_000;
+/// Largest number of points a generated grid may have: ten times the largest checked-in
+/// grid; beyond it the slower kinds run for hours and the plot writers need gigabytes
+/// (issue 15: `n = 1e6` ran out of memory in the SVG writer).
+pub const MAX_POINTS: usize = 10_000;
 
 /// A validated, strictly increasing, non-empty list of finite values.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,18 +28,27 @@ impl Grid {
         if values.is_empty() {
             return Err("must not be empty (give at least one value)".into());
         }
+        if values.len() > MAX_POINTS {
+            return Err(format!(
+                "must have at most {MAX_POINTS} values (the run-time and memory budget), got {}",
+                values.len()
+            ));
+        }
         for (i, v) in values.iter().enumerate() {
             if !v.is_finite() {
-                return Err(format!("values must be finite, got {v} at index {i}"));
+                return Err(format!(
+                    "values must be finite, got {} at index {i}",
+                    show(*v)
+                ));
             }
         }
         for (i, w) in values.windows(2).enumerate() {
             if w[1] <= w[0] {
                 return Err(format!(
                     "must be strictly increasing, got {} at index {} after {} at index {}",
-                    w[1],
+                    show(w[1]),
                     i + 1,
-                    w[0],
+                    show(w[0]),
                     i
                 ));
             }
@@ -48,7 +60,11 @@ impl Grid {
     pub fn logspace(lo: f64, hi: f64, n: usize) -> Result<Self, String> {
         check_range(lo, hi, n)?;
         if lo <= 0.0 {
-            return Err(format!("logspace endpoints must be > 0, got [{lo}, {hi}]"));
+            return Err(format!(
+                "logspace endpoints must be > 0, got [{}, {}]",
+                show(lo),
+                show(hi)
+            ));
         }
         // Interpolating base-10 exponents keeps decade grids exact (1e-7 … 1 gives 1e-6).
         let (a, b) = (lo.log10(), hi.log10());
@@ -87,22 +103,40 @@ impl Grid {
 
 fn check_range(lo: f64, hi: f64, n: usize) -> Result<(), String> {
     if !lo.is_finite() || !hi.is_finite() {
-        return Err(format!("endpoints must be finite, got [{lo}, {hi}]"));
+        return Err(format!(
+            "endpoints must be finite, got [{}, {}]",
+            show(lo),
+            show(hi)
+        ));
     }
     if lo > hi {
-        return Err(format!("endpoints must satisfy lo <= hi, got [{lo}, {hi}]"));
+        return Err(format!(
+            "endpoints must satisfy lo <= hi, got [{}, {}]",
+            show(lo),
+            show(hi)
+        ));
     }
     if n == 0 {
         return Err("n must be >= 1, got 0".into());
     }
     if n > MAX_POINTS {
-        return Err(format!("n must be <= {MAX_POINTS}, got {n}"));
+        return Err(format!(
+            "n must be in [1, {MAX_POINTS}] (the run-time and memory budget), got {n}"
+        ));
     }
     if n == 1 && lo != hi {
-        return Err(format!("n = 1 needs lo == hi, got [{lo}, {hi}]"));
+        return Err(format!(
+            "n = 1 needs lo == hi, got [{}, {}]",
+            show(lo),
+            show(hi)
+        ));
     }
     if n > 1 && lo == hi {
-        return Err(format!("n = {n} needs lo < hi, got [{lo}, {hi}]"));
+        return Err(format!(
+            "n = {n} needs lo < hi, got [{}, {}]",
+            show(lo),
+            show(hi)
+        ));
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ pub mod grid;
 pub mod keypath;
 pub mod manifest;
 pub mod output;
+pub mod ranges;
 pub mod registry;
 pub mod run;
 pub mod table;

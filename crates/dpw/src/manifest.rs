@@ -188,7 +188,11 @@ impl ParamsInput<'_> {
 /// Turns a `toml` deserialisation error into a one-line key error.
 fn toml_error(e: &toml::de::Error, keys: &KeyTree) -> KeyError {
     let path = e.span().map(|s| keys.path_at(s)).unwrap_or_default();
-    let message = one_line(e.message());
+    // serde names Rust integer types; say what range a user may write instead.
+    let message = one_line(e.message())
+        .replace("expected u64", "expected a whole number in [0, 1.8e19]")
+        .replace("expected usize", "expected a whole number in [0, 1.8e19]")
+        .replace("expected u32", "expected a whole number in [0, 4294967295]");
     if let Some(field) = message
         .strip_prefix("missing field `")
         .and_then(|m| m.strip_suffix('`'))

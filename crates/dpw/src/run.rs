@@ -5,7 +5,7 @@
 
 use crate::error::DpwError;
 use crate::manifest::Manifest;
-use crate::output::{write_figure, FigurePaths, RenderedFigure};
+use crate::output::{check_out_dir, write_set, FigurePaths, RenderedFigure};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::Path;
@@ -43,7 +43,16 @@ pub fn compute(m: &Manifest) -> Result<(RenderedFigure, f64), DpwError> {
                 .into(),
         });
     }
-    table.check_finite().map_err(&fail)?;
+    // A value the kind's ranges let through but that leaves double precision: refused
+    // like bad input (a backstop; the ranges in `crate::ranges` are the first line).
+    table.check_finite().map_err(|what| DpwError::Input {
+        file: m.file.clone(),
+        key: "params".into(),
+        message: format!(
+            "these values leave double precision ({what}); use values nearer the \
+             checked-in ones"
+        ),
+    })?;
     let points = table.to_points();
     let plot = titled(&m.plot, &table);
     let svg =
@@ -92,24 +101,33 @@ pub fn titled(spec: &plotting::PlotSpec, table: &crate::table::Table) -> plottin
 /// figure and a total. Returns the figures' output paths.
 pub fn run_all(manifests: &[Manifest], out: &Path) -> Result<Vec<FigurePaths>, DpwError> {
     let start = Instant::now();
+    let ids: Vec<&str> = manifests.iter().map(|m| m.id.as_str()).collect();
+    check_out_dir(out, &ids).map_err(|message| DpwError::Input {
+        file: "command line".into(),
+        key: "--out".into(),
+        message,
+    })?;
     let mut done = Vec::with_capacity(manifests.len());
     for m in manifests {
         done.push(compute(m)?);
     }
-    let mut written = Vec::with_capacity(manifests.len());
-    for (m, (fig, seconds)) in manifests.iter().zip(&done) {
-        let write_start = Instant::now();
-        let paths = FigurePaths::new(out, &m.id);
-        write_figure(&paths, fig).map_err(|e| DpwError::Failure(format!("{}: {e}", m.file)))?;
-        let seconds = seconds + write_start.elapsed().as_secs_f64();
+    let write_start = Instant::now();
+    let figures: Vec<(&str, &RenderedFigure)> = ids
+        .iter()
+        .copied()
+        .zip(done.iter().map(|(f, _)| f))
+        .collect();
+    let written = write_set(out, &figures).map_err(DpwError::Failure)?;
+    let write_seconds = write_start.elapsed().as_secs_f64();
+    for ((m, (_, seconds)), paths) in manifests.iter().zip(&done).zip(&written) {
         println!(
-            "{}: done in {seconds:.2} s ({}, {}, {})",
+            "{}: done in {:.2} s ({}, {}, {})",
             m.id,
+            seconds + write_seconds,
             paths.csv.display(),
             paths.svg.display(),
             paths.png.display()
         );
-        written.push(paths);
     }
     let n = manifests.len();
     println!(

@@ -285,23 +285,54 @@ fn log10_inv_delta_out_of_range() {
 }
 
 #[test]
-fn computation_failure_exits_1_and_writes_nothing() {
-    // ε so small that no radius can be certified: a numerical failure, not bad input.
-    let dir = tempfile::tempdir().unwrap();
-    let rel = write_manifest(
-        dir.path(),
-        "t1",
-        &edit(&tiny_manifest("t1"), "epsilon = 1.0", "epsilon = 1e-300"),
-    );
-    let out = dpw(dir.path(), &["run", &rel, "--out", "out"]);
-    assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
-    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+fn values_beyond_the_computed_range_are_refused_with_the_range() {
+    // ε = 1e-300 used to reach the computation and fail there (exit 1); ε = 1e308 gave
+    // wrong numbers elsewhere (issue 15). Both are refused up front, short numbers.
+    for (to, key) in [
+        ("epsilon = 1e-300", "params.panels[0].epsilon"),
+        ("epsilon = 1e308", "params.panels[0].epsilon"),
+    ] {
+        let line = assert_bad("epsilon = 1.0", to, key);
+        assert!(line.contains("[1e-8, 100]"), "{line}");
+        assert!(line.len() < 200, "a short line: {line}");
+    }
+    let line = assert_bad("delta = 1e-6", "delta = 1e-320", "params.panels[0].delta");
     assert!(
-        stderr(&out).starts_with(&format!("error: {rel}: ")),
-        "{}",
-        stderr(&out)
+        line.contains("1e-320") && !line.contains("0000000"),
+        "{line}"
     );
-    assert!(!dir.path().join("out").exists());
+    // An empty list that would leave a panel empty (fig11's cramer_rao_d).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = dpw(
+        &root,
+        &[
+            "run",
+            "experiments/fig11.toml",
+            "--out",
+            "/nonexistent-dpw-out",
+            "--set",
+            "params.cramer_rao_d=[]",
+        ],
+    );
+    assert_bad_output(&out, "experiments/fig11.toml", "params.cramer_rao_d");
+    let line = assert_bad("alpha = 2.0", "alpha = 1e308", "params.density.alpha");
+    assert!(line.contains("[0.5, 100]"), "{line}");
+}
+
+#[test]
+fn an_out_that_is_a_file_or_blocked_is_refused_and_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let rel = write_manifest(dir.path(), "t1", &tiny_manifest("t1"));
+    fs::write(dir.path().join("file"), "x").unwrap();
+    for out_arg in ["file", "file/sub"] {
+        let out = dpw(dir.path(), &["run", &rel, "--out", out_arg]);
+        assert_bad_output(&out, "command line", "--out");
+    }
+    // A directory where figures/t1.png goes: refused before anything is written.
+    fs::create_dir_all(dir.path().join("o/figures/t1.png")).unwrap();
+    let out = dpw(dir.path(), &["run", &rel, "--out", "o"]);
+    assert_bad_output(&out, "command line", "--out");
+    assert!(!dir.path().join("o/data").exists());
 }
 
 #[test]
@@ -534,6 +565,10 @@ fn check_fails_when_golden_missing() {
     let out = dpw(dir.path(), &["check", &rel]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).contains("missing"), "{}", stdout(&out));
+    // A directory in place of the CSV is named as such, not "missing".
+    fs::create_dir_all(dir.path().join("data/t1.csv")).unwrap();
+    let out = dpw(dir.path(), &["check", &rel]);
+    assert!(stdout(&out).contains("is a directory"), "{}", stdout(&out));
 }
 
 #[test]
@@ -961,11 +996,26 @@ fn accepted_values_that_leave_nothing_to_draw_are_refused() {
 #[test]
 fn calibrate_never_prints_nan_inf_or_negative_zero() {
     let dir = tempfile::tempdir().unwrap();
+    // Beyond the range computed to full accuracy (a NaN at 700, a wrong analytic sigma
+    // at 1e308 before): refused in one line with the range.
+    for eps in ["700", "1e-300", "1e308"] {
+        let out = dpw(
+            dir.path(),
+            &["calibrate", "--epsilon", eps, "--delta", "1e-2"],
+        );
+        assert_eq!(out.status.code(), Some(2), "{eps}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.lines().count() == 1 && err.contains("--epsilon") && err.contains("[1e-8, 100]"),
+            "{eps}: {err}"
+        );
+    }
+    // The ends of the range: every value printed is a finite number or a dash.
     for args in [
-        ["--epsilon", "700", "--delta", "1e-6"],
-        ["--epsilon", "1e-300", "--delta", "1e-6"],
+        ["--epsilon", "100", "--delta", "1e-30"],
+        ["--epsilon", "1e-8", "--delta", "1e-6"],
         ["--epsilon", "1", "--delta", "1e-6"],
-        ["--epsilon", "1e308", "--delta", "1e-2"],
+        ["--epsilon", "100", "--delta", "1e-2"],
     ] {
         for format in ["csv", "json", "table"] {
             let mut a = vec!["calibrate"];
@@ -991,7 +1041,7 @@ fn calibrate_never_prints_nan_inf_or_negative_zero() {
             "--delta",
             "1e-6",
             "--sensitivity",
-            "1e300",
+            "1e100",
             "--format",
             "csv",
         ],

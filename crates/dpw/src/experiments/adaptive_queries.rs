@@ -81,6 +81,17 @@ struct AdaptiveQueries {
 fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     let p: Params = input.parse()?;
     let alpha = open_unit("params.alpha", p.alpha)?;
+    // Below 1e-3 the search over query counts runs for minutes (issue 15, hostile test:
+    // alpha = 1e-300 ran past 20 s).
+    if alpha < 1e-3 {
+        return Err(KeyError::new(
+            "params.alpha",
+            format!(
+                "must be in [1e-3, 1) (the run-time budget), got {}",
+                crate::ranges::show(alpha)
+            ),
+        ));
+    }
     let beta = open_unit("params.beta", p.beta)?;
     for (i, &n) in p.n.values().iter().enumerate() {
         let n = positive(&format!("params.n[{i}]"), n)?;
@@ -92,8 +103,11 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         }
     }
     let family = match (p.density.family.as_str(), p.density.alpha) {
-        ("power", Some(a)) => BoundedFamily::power(positive("params.density.alpha", a)?)
-            .map_err(|e| KeyError::new("params.density.alpha", e.to_string()))?,
+        ("power", Some(a)) => BoundedFamily::power(
+            crate::ranges::POWER_ALPHA
+                .check("params.density.alpha", positive("params.density.alpha", a)?)?,
+        )
+        .map_err(|e| KeyError::new("params.density.alpha", e.to_string()))?,
         ("power", None) => {
             return Err(KeyError::new(
                 "params.density.alpha",
@@ -114,6 +128,8 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             ))
         }
     };
+    // About 0.85 s per n (fig2: 9 values in 7.6 s on the reference machine).
+    crate::ranges::within_budget("params.n", p.n.len(), 0.85)?;
     Ok(Box::new(AdaptiveQueries {
         alpha,
         beta,

@@ -5,6 +5,7 @@
 use super::{count, distinct, open_unit, positive};
 use crate::error::KeyError;
 use crate::grid::Grid;
+use crate::ranges::{DELTA, EPSILON, POWER_ALPHA};
 use densities::bounded::BoundedFamily;
 use serde::Deserialize;
 
@@ -99,6 +100,7 @@ pub fn density_family(d: &DensityParams) -> Result<BoundedFamily, KeyError> {
                 )
             })?;
             let alpha = positive("params.density.alpha", alpha)?;
+            let alpha = POWER_ALPHA.check("params.density.alpha", alpha)?;
             BoundedFamily::power(alpha)
                 .map_err(|e| KeyError::new("params.density.alpha", e.to_string()))
         }
@@ -183,10 +185,10 @@ fn panel_points(i: usize, panel: &PanelParams) -> Result<Vec<Point>, KeyError> {
         .map(|v| count(&at("k"), v))
         .transpose()?;
     let epsilon = fixed("epsilon", panel.epsilon)?
-        .map(|v| positive(&at("epsilon"), v))
+        .map(|v| positive(&at("epsilon"), v).and_then(|v| EPSILON.check(&at("epsilon"), v)))
         .transpose()?;
     let delta = fixed("delta", panel.delta)?
-        .map(|v| open_unit(&at("delta"), v))
+        .map(|v| open_unit(&at("delta"), v).and_then(|v| DELTA.check(&at("delta"), v)))
         .transpose()?;
     let mut points = Vec::new();
     for (j, &x) in panel.grid.values().iter().enumerate() {
@@ -209,10 +211,12 @@ fn panel_points(i: usize, panel: &PanelParams) -> Result<Vec<Point>, KeyError> {
                 }
             }
             Vary::Epsilon => {
-                let epsilon = positive(&gk, x).map_err(|e| KeyError {
-                    message: format!("epsilon {}", e.message),
-                    ..e
-                })?;
+                let epsilon = positive(&gk, x)
+                    .and_then(|x| EPSILON.check(&gk, x))
+                    .map_err(|e| KeyError {
+                        message: format!("epsilon {}", e.message),
+                        ..e
+                    })?;
                 Point {
                     panel: i,
                     x,

@@ -77,6 +77,8 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         ));
     }
     let (keys, points) = all_points(&p.panels)?;
+    // About 0.13 s per point (fig1: 24 points in 3 s on the reference machine).
+    crate::ranges::within_budget("params.panels", points.len(), 0.13)?;
     Ok(Box::new(BoundedVsGaussian {
         family,
         bounded_beta,

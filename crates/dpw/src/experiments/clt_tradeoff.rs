@@ -114,6 +114,13 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             ));
         }
     }
+    // An empty list would leave its panel empty (issue 15, class 12).
+    if p.cramer_rao_d.is_empty() {
+        return Err(KeyError::new(
+            "params.cramer_rao_d",
+            "must list at least one dimension d (increasing integers in [1, 1e6])",
+        ));
+    }
     let mut cr = Vec::new();
     for (i, &v) in p.cramer_rao_d.iter().enumerate() {
         let v = count(&format!("params.cramer_rao_d[{i}]"), v)?;

@@ -146,6 +146,17 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         }
         j += 1;
     }
+    // About 2 s per point up to k = 1e6 on the reference machine (fig19: 18 points in
+    // 35 s), growing like k^0.6 beyond (one point at k = 1e9, eps = 1e-3: 34 s).
+    let seconds: f64 = points
+        .iter()
+        .map(|pt| 2.0 * (pt.k / 1e6).max(1.0).powf(0.6))
+        .sum();
+    crate::ranges::within_budget(
+        "params.panels",
+        points.len(),
+        seconds / points.len().max(1) as f64,
+    )?;
     Ok(Box::new(ExactBoundedRadius {
         family,
         settings: RadiusSettings {

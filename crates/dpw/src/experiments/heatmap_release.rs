@@ -67,11 +67,13 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             format!("must be a power of two in [4, 1024] (the Haar transform), got {side}"),
         ));
     }
-    let trips = positive("params.trips", p.trips)?;
-    if trips > 1e9 {
+    // Fewer than one trip leaves cells with a zero Poisson rate (issue 15: a panic at
+    // trips = 1e-320).
+    let trips = p.trips;
+    if !(1.0..=1e9).contains(&trips) {
         return Err(KeyError::new(
             "params.trips",
-            format!("must be at most 1e9, got {trips}"),
+            format!("must be in [1, 1e9], got {}", crate::ranges::show(trips)),
         ));
     }
     Ok(Box::new(HeatmapRelease {
@@ -79,9 +81,12 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         trips,
         city_seed: p.city_seed,
         noise_seed: p.noise_seed,
-        epsilon: positive("params.epsilon", p.epsilon)?,
-        delta: open_unit("params.delta", p.delta)?,
-        sensitivity: positive("params.sensitivity", p.sensitivity)?,
+        epsilon: positive("params.epsilon", p.epsilon)
+            .and_then(|e| crate::ranges::EPSILON.check("params.epsilon", e))?,
+        delta: open_unit("params.delta", p.delta)
+            .and_then(|d| crate::ranges::DELTA.check("params.delta", d))?,
+        sensitivity: positive("params.sensitivity", p.sensitivity)
+            .and_then(|s| crate::ranges::SENSITIVITY.check("params.sensitivity", s))?,
     }))
 }
 

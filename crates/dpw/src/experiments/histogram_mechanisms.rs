@@ -140,8 +140,25 @@ struct HistogramMechanisms {
 fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     let p: Params = input.parse()?;
     let linf = positive("params.linf_sensitivity", p.linf_sensitivity)?;
+    let linf = crate::ranges::SENSITIVITY.check("params.linf_sensitivity", linf)?;
     let sigma = positive("params.sigma", p.sigma)?;
-    let delta = open_unit("params.delta", p.delta)?;
+    // The conversions see only sigma / linf_sensitivity (issue 15: sigma = 1e308 gave
+    // rho = 0 and an exit 1).
+    let ratio = crate::ranges::NOISE_RATIO;
+    if ratio.check("params.sigma", sigma / linf).is_err() {
+        return Err(KeyError::new(
+            "params.sigma",
+            format!(
+                "sigma / linf_sensitivity must be in [{}, {}] (the range computed to full \
+                 accuracy), got {}",
+                crate::ranges::show(ratio.lo),
+                crate::ranges::show(ratio.hi),
+                crate::ranges::show(sigma / linf)
+            ),
+        ));
+    }
+    let delta = open_unit("params.delta", p.delta)
+        .and_then(|d| crate::ranges::DELTA.check("params.delta", d))?;
     if p.curves.is_empty() {
         return Err(KeyError::new(
             "params.curves",

@@ -22,6 +22,7 @@ pub mod tradeoff_curve;
 pub mod tradeoff_curves;
 
 use crate::error::KeyError;
+use crate::ranges::show;
 use crate::table::Table;
 
 /// A validated experiment, ready to run.
@@ -41,21 +42,33 @@ pub trait Job: Send + Sync {
     fn run(&self, tick: &(dyn Fn() + Sync)) -> Result<Table, String>;
 }
 
-/// `Ok(v)` if `v` is finite and `> 0`, else a [`KeyError`] for `key`.
+/// `Ok(v)` if `v` is finite and `> 0`, else a [`KeyError`] for `key`. Subnormal values
+/// (below 2.2e-308) are refused too: they keep too few digits to compute with.
 pub fn positive(key: &str, v: f64) -> Result<f64, KeyError> {
-    if v.is_finite() && v > 0.0 {
+    if v.is_finite() && v >= f64::MIN_POSITIVE {
         Ok(v)
+    } else if v > 0.0 {
+        Err(KeyError::new(
+            key,
+            format!(
+                "must be > 0 and at least 2.2e-308 (not subnormal), got {}",
+                show(v)
+            ),
+        ))
     } else {
-        Err(KeyError::new(key, format!("must be > 0, got {v}")))
+        Err(KeyError::new(key, format!("must be > 0, got {}", show(v))))
     }
 }
 
-/// `Ok(v)` if `0 < v < 1`, else a [`KeyError`] for `key`.
+/// `Ok(v)` if `0 < v < 1` (and not subnormal), else a [`KeyError`] for `key`.
 pub fn open_unit(key: &str, v: f64) -> Result<f64, KeyError> {
-    if v > 0.0 && v < 1.0 {
+    if (f64::MIN_POSITIVE..1.0).contains(&v) {
         Ok(v)
     } else {
-        Err(KeyError::new(key, format!("must be in (0, 1), got {v}")))
+        Err(KeyError::new(
+            key,
+            format!("must be in (0, 1) and at least 2.2e-308, got {}", show(v)),
+        ))
     }
 }
 
@@ -69,7 +82,7 @@ pub fn count(key: &str, v: f64) -> Result<f64, KeyError> {
     } else {
         Err(KeyError::new(
             key,
-            format!("must be an integer in [1, 2^53], got {v}"),
+            format!("must be an integer in [1, 2^53], got {}", show(v)),
         ))
     }
 }
@@ -107,10 +120,15 @@ pub fn sensitivity_deltas_epsilons(
     deltas: &[f64],
     epsilon: &crate::grid::Grid,
 ) -> Result<(f64, Vec<f64>, Vec<f64>), KeyError> {
-    let sensitivity = positive("params.sensitivity", sensitivity)?;
+    let sensitivity = positive("params.sensitivity", sensitivity)
+        .and_then(|v| crate::ranges::SENSITIVITY.check("params.sensitivity", v))?;
     let deltas = delta_list("params.deltas", deltas)?;
+    for (i, &d) in deltas.iter().enumerate() {
+        crate::ranges::DELTA.check(&format!("params.deltas[{i}]"), d)?;
+    }
     for (i, &e) in epsilon.values().iter().enumerate() {
-        positive(&format!("params.epsilon[{i}]"), e)?;
+        let key = format!("params.epsilon[{i}]");
+        positive(&key, e).and_then(|e| crate::ranges::EPSILON.check(&key, e))?;
     }
     Ok((sensitivity, deltas, epsilon.values().to_vec()))
 }

@@ -20,6 +20,7 @@ use super::{distinct, open_unit, positive, Job};
 use crate::error::KeyError;
 use crate::grid::Grid;
 use crate::manifest::ParamsInput;
+use crate::ranges::{DELTA, EPSILON, SENSITIVITY};
 use crate::registry::Kind;
 use crate::table::{Row, Table};
 use densities::gaussian::analytic_sigma;
@@ -72,7 +73,8 @@ const SERIES: [&str; 3] = ["truncated_laplace", "laplace", "analytic_gaussian"];
 
 fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     let p: Params = input.parse()?;
-    let sensitivity = positive("params.sensitivity", p.sensitivity)?;
+    let sensitivity = positive("params.sensitivity", p.sensitivity)
+        .and_then(|v| SENSITIVITY.check("params.sensitivity", v))?;
     if p.panels.is_empty() {
         return Err(KeyError::new(
             "params.panels",
@@ -84,8 +86,10 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     let mut panels = Vec::new();
     for (i, q) in p.panels.iter().enumerate() {
         let at = |k: &str| format!("params.panels[{i}].{k}");
-        let epsilon = positive(&at("epsilon"), q.epsilon)?;
-        let delta = open_unit(&at("delta"), q.delta)?;
+        let epsilon =
+            positive(&at("epsilon"), q.epsilon).and_then(|e| EPSILON.check(&at("epsilon"), e))?;
+        let delta = open_unit(&at("delta"), q.delta).and_then(|d| DELTA.check(&at("delta"), d))?;
+        crate::ranges::truncated_laplace_pair(&at("epsilon"), epsilon, delta)?;
         let truncated = TruncatedLaplace::new(epsilon, delta, sensitivity)
             .map_err(|e| KeyError::new(at("epsilon"), e.to_string()))?;
         let laplace_b = laplace_scale(epsilon, sensitivity)

@@ -62,6 +62,11 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     let p: Params = input.parse()?;
     let (sensitivity, deltas, epsilons) =
         sensitivity_deltas_epsilons(p.sensitivity, &p.deltas, &p.epsilon)?;
+    for (i, &e) in epsilons.iter().enumerate() {
+        for &d in &deltas {
+            crate::ranges::truncated_laplace_pair(&format!("params.epsilon[{i}]"), e, d)?;
+        }
+    }
     Ok(Box::new(NoiseRatio {
         moment: p.moment,
         sensitivity,

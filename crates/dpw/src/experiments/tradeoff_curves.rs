@@ -17,7 +17,7 @@
 //! ε²/(2Δ²)) with the three mechanisms.
 //! Columns: `panel,series,x,y,epsilon,delta,variance`.
 
-use super::{open_unit, positive, Job};
+use super::Job;
 use crate::error::KeyError;
 use crate::grid::Grid;
 use crate::manifest::ParamsInput;
@@ -64,9 +64,10 @@ const SERIES: [&str; 4] = [
 
 fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     let p: Params = input.parse()?;
-    let sensitivity = positive("params.sensitivity", p.sensitivity)?;
-    let epsilon = positive("params.epsilon", p.epsilon)?;
-    let delta = open_unit("params.delta", p.delta)?;
+    let sensitivity = crate::ranges::SENSITIVITY.check("params.sensitivity", p.sensitivity)?;
+    let epsilon = crate::ranges::EPSILON.check("params.epsilon", p.epsilon)?;
+    let delta = crate::ranges::DELTA.check("params.delta", p.delta)?;
+    crate::ranges::truncated_laplace_pair("params.epsilon", epsilon, delta)?;
     for (i, &a) in p.alpha.values().iter().enumerate() {
         if !(0.0..=1.0).contains(&a) {
             return Err(KeyError::new(
@@ -76,7 +77,9 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         }
     }
     for (i, &e) in p.variance_epsilon.values().iter().enumerate() {
-        positive(&format!("params.variance_epsilon[{i}]"), e)?;
+        let key = format!("params.variance_epsilon[{i}]");
+        crate::ranges::EPSILON.check(&key, e)?;
+        crate::ranges::truncated_laplace_pair(&key, e, delta)?;
     }
     Ok(Box::new(TradeoffCurves {
         sensitivity,

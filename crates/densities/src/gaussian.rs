@@ -465,8 +465,8 @@ fn delta_with<K: Kernel>(epsilon: f64, mu: f64) -> f64 {
     hockey::<K>(epsilon / mu - 0.5 * mu, mu)
 }
 
-/// `ln δ(ε)` of `N(0, 1)` against `N(μ, 1)` (Balle & Wang 2018, Theorem 8; formulas.md
-/// §0 and §1.2; see [`gaussian_delta`]), computed in log space as
+/// `ln δ(ε)` of `N(0, 1)` against `N(μ, 1)` (Balle & Wang 2018, Theorem 8;
+/// docs/accountant.md §2.1; see [`gaussian_delta`]), computed in log space as
 /// `−a²/2 + ln(½[erfcx(a/√2) − erfcx(b/√2)])`, so it stays finite far below the
 /// underflow of `δ` itself (e.g. `ε = 2000`, `μ = 1` gives `ln δ ≈ −2.0e6`).
 ///

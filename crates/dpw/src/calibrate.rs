@@ -152,6 +152,60 @@ pub struct Row {
     pub note: String,
 }
 
+impl Numbers {
+    /// Laplace noise of scale `b` on each of `k` answers (exact).
+    pub fn laplace(b: f64, k: f64, beta: f64) -> Self {
+        Self {
+            scale: b,
+            mean_abs: b,
+            second_moment: 2.0 * b * b,
+            max_error: laplace_max_abs_quantile(b, k, beta),
+            upper_bounds: false,
+        }
+    }
+
+    /// Gaussian noise `N(0, σ²)` on each of `k` answers (exact).
+    pub fn gaussian(sigma: f64, k: f64, beta: f64) -> Self {
+        Self {
+            scale: sigma,
+            mean_abs: sigma * (2.0 / std::f64::consts::PI).sqrt(),
+            second_moment: sigma * sigma,
+            max_error: sigma * max_abs_quantile(k, beta),
+            upper_bounds: false,
+        }
+    }
+
+    /// The truncated Laplacian `t` on each of `k` answers (exact): the max-of-k error is
+    /// the per-answer quantile at `1 − (1 − β)^{1/k}` (β itself for one answer).
+    pub fn truncated_laplace(t: &TruncatedLaplace, k: f64, beta: f64) -> Self {
+        let per_answer = if k == 1.0 {
+            beta
+        } else {
+            -((-beta).ln_1p() / k).exp_m1()
+        };
+        Self {
+            scale: t.lambda,
+            mean_abs: t.mean_abs(),
+            second_moment: t.second_moment(),
+            max_error: truncated_laplace_abs_quantile(t, per_answer),
+            upper_bounds: false,
+        }
+    }
+
+    /// Bounded noise `scale·X` on each of `k` answers: moments and the max-of-k error
+    /// (union bound, `P(|X| > t) ≤ β/k`) are upper bounds.
+    pub fn bounded(noise: &BoundedNoise, scale: f64, k: f64, beta: f64) -> Self {
+        let (m1, m2) = noise.moments_upper();
+        Self {
+            scale,
+            mean_abs: scale * m1,
+            second_moment: scale * scale * m2,
+            max_error: scale * noise.tail_level(beta / k),
+            upper_bounds: true,
+        }
+    }
+}
+
 /// `t` with `P(max of k i.i.d. Laplace(b) magnitudes ≤ t) = 1 − β`:
 /// `1 − e^{−t/b} = (1 − β)^{1/k}`, so `t = −b ln u` with `u = −expm1(ln_1p(−β)/k)`.
 pub fn laplace_max_abs_quantile(b: f64, k: f64, beta: f64) -> f64 {
@@ -183,24 +237,12 @@ pub fn calibrate(req: &Request) -> Vec<Row> {
     rows.push(Row {
         mechanism: "Laplace".into(),
         parameter: "b",
-        result: Ok(Numbers {
-            scale: b,
-            mean_abs: b,
-            second_moment: 2.0 * b * b,
-            max_error: laplace_max_abs_quantile(b, k, beta),
-            upper_bounds: false,
-        }),
+        result: Ok(Numbers::laplace(b, k, beta)),
         note: "pure eps-DP (delta unused), L1 sensitivity k*sensitivity".into(),
     });
 
     let l2 = k.sqrt() * sensitivity;
-    let gaussian = |sigma: f64| Numbers {
-        scale: sigma,
-        mean_abs: sigma * (2.0 / std::f64::consts::PI).sqrt(),
-        second_moment: sigma * sigma,
-        max_error: sigma * max_abs_quantile(k, beta),
-        upper_bounds: false,
-    };
+    let gaussian = |sigma: f64| Numbers::gaussian(sigma, k, beta);
     rows.push(Row {
         mechanism: "classical Gaussian".into(),
         parameter: "sigma",
@@ -226,13 +268,7 @@ pub fn calibrate(req: &Request) -> Vec<Row> {
         parameter: "lambda",
         result: if k == 1.0 {
             TruncatedLaplace::new(epsilon, delta, sensitivity)
-                .map(|t| Numbers {
-                    scale: t.lambda,
-                    mean_abs: t.mean_abs(),
-                    second_moment: t.second_moment(),
-                    max_error: truncated_laplace_abs_quantile(&t, beta),
-                    upper_bounds: false,
-                })
+                .map(|t| Numbers::truncated_laplace(&t, 1.0, beta))
                 .map_err(|e| e.to_string())
         } else {
             Err("not applicable: calibrated for a single query (k = 1) only".into())
@@ -307,15 +343,7 @@ fn finite_words(text: &str) -> String {
 
 /// The bounded noise's numbers at radius `r` (moments and quantile are upper bounds).
 fn bounded_numbers(req: &Request, noise: &BoundedNoise, r: f64) -> Numbers {
-    let scale = r * req.sensitivity;
-    let (m1, m2) = noise.moments_upper();
-    Numbers {
-        scale,
-        mean_abs: scale * m1,
-        second_moment: scale * scale * m2,
-        max_error: scale * noise.tail_level(req.beta / req.queries),
-        upper_bounds: true,
-    }
+    Numbers::bounded(noise, r * req.sensitivity, req.queries, req.beta)
 }
 
 fn bounded_noise(req: &Request) -> Result<BoundedNoise, String> {

@@ -1243,7 +1243,7 @@ abs = 1e-12
 
 /// One Laplace use: `δ(ε) = 1 − e^{(ε − ε₀)/2}` for `ε ≤ ε₀` (docs/accountant.md §2.2), so the
 /// least scale meeting (ε, δ) is `b* = 1/(ε − 2 ln(1 − δ))` in closed form; the calibrated
-/// bracket must hold it, within the accuracy asked, and the Gaussian is the analytic σ.
+/// bracket must hold it, within the accuracy asked, and the Gaussian's σ must sit at δ.
 #[test]
 fn calibration_curve_brackets_the_closed_form_laplace_scale_and_refuses_bad_lists() {
     let dir = tempfile::tempdir().unwrap();
@@ -1268,8 +1268,20 @@ fn calibration_curve_brackets_the_closed_form_laplace_scale_and_refuses_bad_list
             r[2]
         );
         assert!(r[2] / r[1] - 1.0 <= 1.001e-3, "{d}: {r:?}");
-        let sigma = densities::gaussian::analytic_sigma(0.5, d, 1.0).unwrap();
-        assert!((row("g", ds)[0] / sigma - 1.0).abs() < 1e-12);
+        // The Gaussian's σ is the least with δ(0.5) ≤ δ: by the certified accountant (an
+        // independent route), δ at σ is δ within its bracket's 1e-6.
+        let sigma = row("g", ds)[0];
+        let spec = format!("gaussian:sigma={sigma}").parse().unwrap();
+        let a = composition::accountant::spec::accountant(&[spec])
+            .unwrap()
+            .with_accuracy(1e-6)
+            .unwrap()
+            .delta(0.5)
+            .unwrap();
+        assert!(
+            a.lower <= d * (1.0 + 2e-6) && d <= a.upper * (1.0 + 2e-6),
+            "{d}: {a:?}"
+        );
         assert_eq!(row("lap_pure", ds)[0], 2.0);
     }
     for (from, to, key) in [

@@ -41,9 +41,8 @@
 //! Columns: `panel,series,x,y,y_lo,y_hi,count,epsilon,delta,parameter` (`parameter` is
 //! the calibrated b, σ, 1/ε₀ or R/Δ at `y`).
 
-use super::tradeoff_curve::accuracy as check_accuracy;
-use super::{distinct, open_unit, positive, Job};
-use crate::calibrate::{laplace_max_abs_quantile, truncated_laplace_abs_quantile};
+use super::{distinct, open_unit, positive, relative_accuracy, Job};
+use crate::calibrate::Numbers;
 use crate::error::KeyError;
 use crate::grid::Grid;
 use crate::manifest::ParamsInput;
@@ -52,8 +51,6 @@ use crate::table::{Row, Table};
 use composition::accountant::{spec::accountant, MechanismSpec, MAX_COUNT};
 use densities::bounded::BoundedFamily;
 use densities::gaussian::analytic_sigma;
-use densities::normal::max_abs_quantile;
-use densities::traits::NoiseMoments;
 use densities::truncated_laplace::TruncatedLaplace;
 use mgf::{certified_radius, BoundedNoise};
 use serde::Deserialize;
@@ -90,6 +87,16 @@ enum Metric {
 }
 
 impl Metric {
+    /// This metric of a calibrated mechanism's numbers.
+    fn of(self, n: &Numbers) -> f64 {
+        match self {
+            Metric::Scale => n.scale,
+            Metric::MeanAbs => n.mean_abs,
+            Metric::SecondMoment => n.second_moment,
+            Metric::MaxError => n.max_error,
+        }
+    }
+
     fn key(self) -> &'static str {
         match self {
             Metric::Scale => "scale",
@@ -252,7 +259,7 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         ));
     }
     let beta = open_unit("params.beta", p.beta.unwrap_or(0.05))?;
-    let accuracy = check_accuracy(Some(p.accuracy.unwrap_or(1e-2)))?.unwrap_or(1e-2);
+    let accuracy = relative_accuracy(Some(p.accuracy.unwrap_or(1e-2)))?.unwrap_or(1e-2);
     let xs = p.grid.values().to_vec();
     // The two fixed values and the grid, each in the range where every family is
     // calibrated correctly: ε in [1e-3, 20], δ in [1e-100, 0.1], k in [1, 1e8].
@@ -336,6 +343,7 @@ struct Point {
 }
 
 impl CalibrationCurve {
+    /// The point at grid value `x` (with ε or δ varied, one query).
     fn point(&self, x: f64) -> Point {
         match self.vary {
             Vary::Count => Point {
@@ -344,21 +352,16 @@ impl CalibrationCurve {
                 delta: self.delta,
             },
             Vary::Epsilon => Point {
-                k: self.count_fixed(),
+                k: 1.0,
                 eps: x,
                 delta: self.delta,
             },
             Vary::Delta => Point {
-                k: self.count_fixed(),
+                k: 1.0,
                 eps: self.epsilon,
                 delta: x,
             },
         }
-    }
-
-    /// With ε or δ varied, one query.
-    fn count_fixed(&self) -> f64 {
-        1.0
     }
 
     /// The SPEC of one query of `fam` at parameter θ.
@@ -539,55 +542,24 @@ impl CalibrationCurve {
             .radius)
     }
 
-    /// The metric of `m` at parameter θ (unit-free θ, scaled by the sensitivity).
-    fn metric(&self, m: &Mechanism, theta: f64, pt: Point, metric: Metric) -> Result<f64, String> {
+    /// The numbers of `m` at parameter θ (unit-free θ, scaled by the sensitivity).
+    fn numbers(&self, m: &Mechanism, theta: f64, pt: Point) -> Result<Numbers, String> {
         let s = self.sensitivity;
         let (k, beta) = (pt.k, self.beta);
         Ok(match m.family {
-            Family::Laplace => {
-                let b = theta * s;
-                match metric {
-                    Metric::Scale | Metric::MeanAbs => b,
-                    Metric::SecondMoment => 2.0 * b * b,
-                    Metric::MaxError => laplace_max_abs_quantile(b, k, beta),
-                }
-            }
-            Family::Gaussian => {
-                let sd = theta * s;
-                match metric {
-                    Metric::Scale => sd,
-                    Metric::MeanAbs => sd * (2.0 / std::f64::consts::PI).sqrt(),
-                    Metric::SecondMoment => sd * sd,
-                    Metric::MaxError => sd * max_abs_quantile(k, beta),
-                }
-            }
+            Family::Laplace => Numbers::laplace(theta * s, k, beta),
+            Family::Gaussian => Numbers::gaussian(theta * s, k, beta),
             Family::TruncatedLaplace { share } => {
                 let d0 = match m.calibration {
                     Calibration::Exact => share * pt.delta / k,
                     Calibration::Classical => pt.delta / k,
                 };
                 let t = TruncatedLaplace::new(1.0 / theta, d0, s).map_err(|e| e.to_string())?;
-                match metric {
-                    Metric::Scale => t.lambda,
-                    Metric::MeanAbs => t.mean_abs(),
-                    Metric::SecondMoment => t.second_moment(),
-                    Metric::MaxError => {
-                        // P(max ≤ t) = (1 − p)^k = 1 − β.
-                        let b_k = -((-beta).ln_1p() / k).exp_m1();
-                        truncated_laplace_abs_quantile(&t, b_k)
-                    }
-                }
+                Numbers::truncated_laplace(&t, k, beta)
             }
             Family::Bounded(f) => {
                 let noise = BoundedNoise::new(f).map_err(|e| e.to_string())?;
-                let scale = theta * s;
-                let (m1, m2) = noise.moments_upper();
-                match metric {
-                    Metric::Scale => scale,
-                    Metric::MeanAbs => scale * m1,
-                    Metric::SecondMoment => scale * scale * m2,
-                    Metric::MaxError => scale * noise.tail_level(beta / k),
-                }
+                Numbers::bounded(&noise, theta * s, k, beta)
             }
         })
     }
@@ -631,7 +603,8 @@ impl Job for CalibrationCurve {
                 let m = &self.mechanisms[j];
                 let pt = self.point(x);
                 let f = |t: f64| {
-                    self.metric(m, t, pt, metric)
+                    self.numbers(m, t, pt)
+                        .map(|n| metric.of(&n))
                         .map_err(|e| format!("{} at x = {x}: {e}", m.key))
                 };
                 let (ylo, yhi) = (f(lo)?, f(hi)?);

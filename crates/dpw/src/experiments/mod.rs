@@ -133,6 +133,48 @@ pub fn sensitivity_deltas_epsilons(
     Ok((sensitivity, deltas, epsilon.values().to_vec()))
 }
 
+/// Validates a list of `(key, SPEC)` mechanisms under `at` (`params.mechanisms`, …):
+/// non-empty, distinct non-empty keys, every SPEC parsed
+/// ([`composition::accountant::MechanismSpec`]).
+pub fn mechanism_specs(
+    at: &str,
+    list: &[(&str, &str)],
+) -> Result<Vec<(String, composition::accountant::MechanismSpec)>, KeyError> {
+    if list.is_empty() {
+        return Err(KeyError::new(
+            at,
+            "must list at least one { key, spec } mechanism",
+        ));
+    }
+    let keys: Vec<String> = list.iter().map(|m| m.0.to_string()).collect();
+    distinct(&keys, |i| format!("{at}[{i}].key"))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, &(key, spec))| {
+            if key.is_empty() {
+                return Err(KeyError::new(format!("{at}[{i}].key"), "must not be empty"));
+            }
+            let spec = spec
+                .parse()
+                .map_err(|e: composition::accountant::SpecError| {
+                    KeyError::new(format!("{at}[{i}].spec"), e.0)
+                })?;
+            Ok((key.to_string(), spec))
+        })
+        .collect()
+}
+
+/// Validates `params.accuracy`, a relative accuracy in `[1e-6, 0.5]`.
+pub fn relative_accuracy(a: Option<f64>) -> Result<Option<f64>, KeyError> {
+    match a {
+        Some(a) if !(1e-6..=0.5).contains(&a) => Err(KeyError::new(
+            "params.accuracy",
+            format!("must be in [1e-6, 0.5], got {a}"),
+        )),
+        other => Ok(other),
+    }
+}
+
 /// The short form of δ used in series keys: `1e-5`, `0.5` → `5e-1`.
 pub fn delta_label(delta: f64) -> String {
     format!("{delta:e}")

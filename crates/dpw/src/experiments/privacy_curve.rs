@@ -29,7 +29,7 @@
 //! Columns: `panel,series,x,y,y_lo,y_hi,count,epsilon,delta` (the reported quantity's
 //! column holds the midpoint; an `rdp` bound has `y_lo = y_hi = y`).
 
-use super::{distinct, open_unit, positive, Job};
+use super::{mechanism_specs, open_unit, relative_accuracy, Job};
 use crate::error::KeyError;
 use crate::grid::Grid;
 use crate::manifest::ParamsInput;
@@ -123,29 +123,15 @@ fn method(name: &str, key: &str) -> Result<Method, KeyError> {
 fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     let p: Params = input.parse()?;
     let global = method(&p.accountant, "params.accountant")?;
-    if p.mechanisms.is_empty() {
-        return Err(KeyError::new(
-            "params.mechanisms",
-            "must list at least one { key, spec } mechanism",
-        ));
-    }
-    let keys: Vec<String> = p.mechanisms.iter().map(|m| m.key.clone()).collect();
-    distinct(&keys, |i| format!("params.mechanisms[{i}].key"))?;
+    let pairs: Vec<(&str, &str)> = p
+        .mechanisms
+        .iter()
+        .map(|m| (m.key.as_str(), m.spec.as_str()))
+        .collect();
+    let specs = mechanism_specs("params.mechanisms", &pairs)?;
     let reports_delta = p.vary == Vary::Epsilon || (p.vary == Vary::Count && p.epsilon.is_some());
     let mut mechanisms = Vec::with_capacity(p.mechanisms.len());
-    for (i, m) in p.mechanisms.iter().enumerate() {
-        if m.key.is_empty() {
-            return Err(KeyError::new(
-                format!("params.mechanisms[{i}].key"),
-                "must not be empty",
-            ));
-        }
-        let spec: MechanismSpec =
-            m.spec
-                .parse()
-                .map_err(|e: composition::accountant::SpecError| {
-                    KeyError::new(format!("params.mechanisms[{i}].spec"), e.0)
-                })?;
+    for (i, (m, (_, spec))) in p.mechanisms.iter().zip(specs).enumerate() {
         let akey = format!("params.mechanisms[{i}].accountant");
         let meth = match &m.accountant {
             Some(a) => method(a, &akey)?,
@@ -250,23 +236,13 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             }
         }
     }
-    if let Some(a) = p.accuracy {
-        positive("params.accuracy", a)?;
-        if !(1e-6..=0.5).contains(&a) {
-            return Err(KeyError::new(
-                "params.accuracy",
-                format!("must be in [1e-6, 0.5], got {a}"),
-            ));
-        }
-    }
-    // About 1.1 s per point and mechanism (fig22: 42 in 45 s on the reference machine).
-    crate::ranges::within_budget("params.grid", xs.len() * mechanisms.len(), 1.1)?;
+    let accuracy = relative_accuracy(p.accuracy)?;
     Ok(Box::new(PrivacyCurve {
         vary: p.vary,
         xs,
         delta: p.delta,
         epsilon: p.epsilon,
-        accuracy: p.accuracy,
+        accuracy,
         mechanisms,
     }))
 }

@@ -21,7 +21,7 @@
 //! closed forms with `y_lo = y_hi = y`). For an asymmetric mechanism (subsampled) the curve
 //! is the pointwise minimum over both directions of the loss.
 
-use super::{distinct, Job};
+use super::{distinct, mechanism_specs, relative_accuracy, Job};
 use crate::error::KeyError;
 use crate::grid::Grid;
 use crate::manifest::ParamsInput;
@@ -42,9 +42,9 @@ pub const KIND: Kind = Kind {
 /// One `{ key, spec }` entry of a mechanism list.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct MechanismInput {
-    pub key: String,
-    pub spec: String,
+struct MechanismInput {
+    key: String,
+    spec: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -74,46 +74,15 @@ struct TradeoffCurve {
     panels: Vec<(String, Vec<(String, MechanismSpec)>)>,
 }
 
-/// Validates a mechanism list under `at` (`params.mechanisms`, …): non-empty, distinct
-/// non-empty keys, every SPEC parsed.
-pub(crate) fn mechanism_list(
+fn mechanism_list(
     at: &str,
     list: &[MechanismInput],
 ) -> Result<Vec<(String, MechanismSpec)>, KeyError> {
-    if list.is_empty() {
-        return Err(KeyError::new(
-            at,
-            "must list at least one { key, spec } mechanism",
-        ));
-    }
-    let keys: Vec<String> = list.iter().map(|m| m.key.clone()).collect();
-    distinct(&keys, |i| format!("{at}[{i}].key"))?;
-    list.iter()
-        .enumerate()
-        .map(|(i, m)| {
-            if m.key.is_empty() {
-                return Err(KeyError::new(format!("{at}[{i}].key"), "must not be empty"));
-            }
-            let spec: MechanismSpec =
-                m.spec
-                    .parse()
-                    .map_err(|e: composition::accountant::SpecError| {
-                        KeyError::new(format!("{at}[{i}].spec"), e.0)
-                    })?;
-            Ok((m.key.clone(), spec))
-        })
-        .collect()
-}
-
-/// Validates `params.accuracy` (relative, `[1e-6, 0.5]`).
-pub(crate) fn accuracy(a: Option<f64>) -> Result<Option<f64>, KeyError> {
-    match a {
-        Some(a) if !(1e-6..=0.5).contains(&a) => Err(KeyError::new(
-            "params.accuracy",
-            format!("must be in [1e-6, 0.5], got {a}"),
-        )),
-        other => Ok(other),
-    }
+    let pairs: Vec<(&str, &str)> = list
+        .iter()
+        .map(|m| (m.key.as_str(), m.spec.as_str()))
+        .collect();
+    mechanism_specs(at, &pairs)
 }
 
 fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
@@ -194,7 +163,7 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         alphas: p.alpha.values().to_vec(),
         clt,
         gap,
-        accuracy: accuracy(p.accuracy)?,
+        accuracy: relative_accuracy(p.accuracy)?,
         panels,
     }))
 }

@@ -98,22 +98,51 @@ pub(crate) fn cell_in_output(
 ) -> (f64, f64) {
     let pieces = (((v - u) * per_unit).ceil() as usize).max(1);
     let hw = (v - u) / pieces as f64;
+    let half = 0.5 * hw;
+    let ln_half = half.ln();
+    let ln_w = gauss_legendre8_ln_weights();
     let mut lp = f64::NEG_INFINITY;
     let mut lm = f64::NEG_INFINITY;
     for i in 0..pieces {
-        let half = 0.5 * hw;
         let mid = u + (i as f64 + 0.5) * hw;
-        for &(x, w) in gauss_legendre8() {
+        // The 8 nodes' log terms, summed with one shift each (a log-sum-exp instead of a
+        // log_add per node: this is the inner loop of every bounded-noise lattice).
+        let mut tp = [f64::NEG_INFINITY; 8];
+        let mut tm = [f64::NEG_INFINITY; 8];
+        for (j, &(x, _)) in gauss_legendre8().iter().enumerate() {
             let y = mid + half * x;
-            let lg = ln_p(y) + (w * half).ln();
-            lp = log_add(lp, lg);
+            let lg = ln_p(y) + ln_w[j] + ln_half;
+            tp[j] = lg;
             let f = -(a - loss(y)).exp_m1();
             if f > 0.0 {
-                lm = log_add(lm, lg + f.ln());
+                tm[j] = lg + f.ln();
             }
         }
+        lp = log_add(lp, log_sum_exp8(&tp));
+        lm = log_add(lm, log_sum_exp8(&tm));
     }
     (lp, lm)
+}
+
+/// `ln Σ e^{t_j}` over 8 terms (−∞ allowed; NaN only if a term is NaN or +∞).
+fn log_sum_exp8(t: &[f64; 8]) -> f64 {
+    let m = t.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if m == f64::NEG_INFINITY || m == f64::INFINITY {
+        return m;
+    }
+    m + t.iter().map(|&x| (x - m).exp()).sum::<f64>().ln()
+}
+
+/// `ln w_j` of [`gauss_legendre8`]'s weights.
+fn gauss_legendre8_ln_weights() -> &'static [f64; 8] {
+    static LW: OnceLock<[f64; 8]> = OnceLock::new();
+    LW.get_or_init(|| {
+        let mut out = [0.0; 8];
+        for (o, &(_, w)) in out.iter_mut().zip(gauss_legendre8()) {
+            *o = w.ln();
+        }
+        out
+    })
 }
 
 /// `ln(e^a + e^b)` without overflow.
@@ -583,18 +612,61 @@ impl BoundedNoiseLaw {
         xs
     }
 
-    /// Bisection for `ℓ(x) = l` on `[a, b]` with `ℓ(a) > l ≥ ℓ(b)` (or the domain ends).
+    /// Root of `ℓ(x) = l` on `[a, b]` with `ℓ(a) > l ≥ ℓ(b)` (or the domain ends),
+    /// narrowed to adjacent floats: the same bracket bisection would end on, found by
+    /// regula falsi with the Illinois modification (a handful of loss evaluations instead
+    /// of ~50), falling back to bisection whenever a step fails to halve the bracket. The
+    /// invariant `ℓ(a) > l ≥ ℓ(b)` is kept at every step, so each cell's output interval
+    /// still holds only losses on its side of the edge.
     fn x_of_loss_in(&self, l: f64, a: f64, b: f64) -> f64 {
         let (mut a, mut b) = (a, b);
+        // g = ℓ − l at the ends, when finite (the domain ends give ±∞: bisect first).
+        let mut ga = self.loss_x(a) - l;
+        let mut gb = self.loss_x(b) - l;
+        let mut side = 0i8; // which end the last two steps kept (Illinois)
         for _ in 0..200 {
-            let m = 0.5 * (a + b);
-            if m <= a || m >= b {
+            let w = b - a;
+            let mid = 0.5 * (a + b);
+            if mid <= a || mid >= b {
                 break;
             }
-            if self.loss_x(m) > l {
+            let falsi = if ga.is_finite() && gb.is_finite() && ga > gb {
+                a + w * ga / (ga - gb)
+            } else {
+                f64::NAN
+            };
+            let m = if falsi > a && falsi < b { falsi } else { mid };
+            let gm = self.loss_x(m) - l;
+            if gm > 0.0 {
                 a = m;
+                ga = gm;
+                if side == -1 {
+                    gb *= 0.5;
+                }
+                side = -1;
             } else {
                 b = m;
+                gb = gm;
+                if side == 1 {
+                    ga *= 0.5;
+                }
+                side = 1;
+            }
+            if b - a > 0.5 * w {
+                // A slow step (one end stuck): bisect once.
+                let mid = 0.5 * (a + b);
+                if mid <= a || mid >= b {
+                    break;
+                }
+                let gm = self.loss_x(mid) - l;
+                if gm > 0.0 {
+                    a = mid;
+                    ga = gm;
+                } else {
+                    b = mid;
+                    gb = gm;
+                }
+                side = 0;
             }
         }
         0.5 * (a + b)

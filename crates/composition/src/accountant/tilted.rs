@@ -104,30 +104,52 @@ pub(crate) fn saddle(factors: &[Factor], eps: f64) -> Option<f64> {
     if eps >= max_loss(factors) {
         return None;
     }
-    if total_cgf(factors, 0.0).1 >= eps {
+    let (_, m0, v0) = total_cgf(factors, 0.0);
+    if m0 >= eps {
         return Some(0.0);
     }
-    let mut hi = 1e-6 / factors[0].law.step.max(1e-300);
-    while total_cgf(factors, hi).1 < eps {
+    // The bracket's upper end from the first Newton step off λ = 0, doubled until it
+    // brackets (each evaluation is a pass over every lattice: start close).
+    let floor = 1e-6 / factors[0].law.step.max(1e-300);
+    let guess = (eps - m0) / v0;
+    let mut hi = if guess.is_finite() {
+        guess.max(floor)
+    } else {
+        floor
+    };
+    let mut at_hi = total_cgf(factors, hi);
+    while at_hi.1 < eps {
         hi *= 2.0;
         if hi > 1e300 {
             return None;
         }
+        at_hi = total_cgf(factors, hi);
     }
+    // Safeguarded Newton on K'(λ) = ε (K' increases) from the upper end: a bisection
+    // step whenever Newton leaves the bracket.
     let mut lo = 0.0;
+    let (mut lam, mut cur) = (hi, at_hi);
     for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if total_cgf(factors, mid).1 < eps {
-            lo = mid;
+        let (_, k1, k2) = cur;
+        if k1 < eps {
+            lo = lam;
         } else {
-            hi = mid;
+            hi = lam;
         }
         if hi - lo <= 1e-13 * hi {
             break;
         }
+        let step = (k1 - eps) / k2;
+        if k2 > 0.0 && step.abs() <= 1e-13 * lam {
+            return Some(lam);
+        }
+        let newton = lam - step;
+        lam = if k2 > 0.0 && newton > lo && newton < hi {
+            newton
+        } else {
+            0.5 * (lo + hi)
+        };
+        cur = total_cgf(factors, lam);
     }
     Some(0.5 * (lo + hi))
 }
@@ -175,16 +197,28 @@ pub(crate) fn ln_chernoff(factors: &[Factor], lambda: f64, base: f64, h: f64, up
         let (k, k1, k2) = total_cgf(factors, lambda + sgn * t);
         (k - base - sgn * t * h, sgn * (k1 - h), k2)
     };
-    let (_, d0, _) = eval(0.0);
+    let (_, d0, dd0) = eval(0.0);
     if d0.is_nan() || d0 >= 0.0 {
         return 0.0;
     }
     let mut best = 0.0f64;
-    // Bracket the minimum: f'(lo) < 0 ≤ f'(hi).
-    let (mut lo, mut hi) = (0.0f64, 1.0 / factors[0].law.step);
+    // Bracket the minimum, f'(lo) < 0 ≤ f'(hi), from the first Newton step off t = 0 (the
+    // Gaussian guess |h − K'(λ)|/K''(λ)): a start near the minimum saves the evaluations
+    // (each a pass over every lattice) a start at a fixed scale would spend.
+    let d = factors[0].law.step;
+    let guess = -d0 / dd0;
+    let floor = 1e-6 / d;
+    let (mut lo, mut hi) = (
+        0.0f64,
+        if guess.is_finite() {
+            guess.max(floor)
+        } else {
+            1.0 / d
+        },
+    );
     let mut at_hi = eval(hi);
     let mut grown = 0;
-    while at_hi.1 < 0.0 && at_hi.0.is_finite() && grown < 60 {
+    while at_hi.1 < 0.0 && at_hi.0.is_finite() && grown < 100 {
         best = best.min(at_hi.0);
         lo = hi;
         hi *= 2.0;
@@ -199,32 +233,32 @@ pub(crate) fn ln_chernoff(factors: &[Factor], lambda: f64, base: f64, h: f64, up
         // the best point seen stands (a valid bound).
         return best;
     }
-    let mut t = 0.5 * (lo + hi);
+    // Safeguarded Newton from the bracket's upper end (already evaluated).
+    let (mut t, mut cur) = (hi, at_hi);
     for _ in 0..40 {
-        let (f, d, dd) = eval(t);
-        if f.is_finite() {
-            best = best.min(f);
-        }
-        if d < 0.0 {
+        let (_, dt, ddt) = cur;
+        if dt < 0.0 {
             lo = t;
         } else {
             hi = t;
         }
-        if hi - lo <= 1e-12 * hi || d == 0.0 {
+        if hi - lo <= 1e-12 * hi || dt == 0.0 {
             break;
         }
-        let newton = t - d / dd;
-        t = if dd > 0.0 && newton > lo && newton < hi {
+        let newton = t - dt / ddt;
+        let next = if ddt > 0.0 && newton > lo && newton < hi {
             newton
         } else {
             0.5 * (lo + hi)
         };
         // Newton has converged when its step is far below the bracket's resolution.
-        if (d / dd).abs() <= 1e-10 * t {
-            let (f, _, _) = eval(t);
-            if f.is_finite() {
-                best = best.min(f);
-            }
+        let converged = (dt / ddt).abs() <= 1e-10 * t;
+        t = next;
+        cur = eval(t);
+        if cur.0.is_finite() {
+            best = best.min(cur.0);
+        }
+        if converged {
             break;
         }
     }

@@ -127,7 +127,7 @@ pub(crate) fn cell_in_output(
 /// `ln Σ e^{t_j}` over 8 terms (−∞ allowed; NaN only if a term is NaN or +∞).
 fn log_sum_exp8(t: &[f64; 8]) -> f64 {
     let m = t.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if m == f64::NEG_INFINITY || m == f64::INFINITY {
+    if m.is_infinite() {
         return m;
     }
     m + t.iter().map(|&x| (x - m).exp()).sum::<f64>().ln()

@@ -621,8 +621,8 @@ fn fig21_bounded_noise_has_the_smallest_max_error_from_k_1000_and_exact_accounti
     let b1 = 1.0 / (1.0 - 2.0 * (-1e-6f64).ln_1p());
     let lap = series(&t, "mean_abs", "laplace");
     assert!(lap[0].extra[0] <= b1 && b1 <= lap[0].y);
-    // README: bounded noise has the smallest max-of-k error from k = 1000 on (446.6
-    // against the Gaussian's 541), 1.59x below the Gaussian and 4.9x below Laplace at 1e6 ...
+    // README: bounded noise has the smallest max-of-k error from k = 1000 on (440
+    // against the Gaussian's 541), 1.6x below the Gaussian and 4.9x below Laplace at 1e6 ...
     for k in [1e3, 1e4, 1e5, 1e6] {
         let b = y("max_error", "bounded", k);
         for s in ["gaussian", "laplace", "truncated_laplace"] {
@@ -648,7 +648,7 @@ fn fig21_bounded_noise_has_the_smallest_max_error_from_k_1000_and_exact_accounti
         assert!(y("mean_abs", "laplace", k) < y("mean_abs", "gaussian", k));
     }
     // ... exact accounting needs 237x less Laplace noise than pure DP at k = 1e6, and the
-    // exact least radius is 43 % below the certified one at k = 1, 9 % at k >= 1e4.
+    // exact least radius is 43 % below the certified one at k = 1, 10 % at k >= 1e4.
     let r = y("mean_abs", "laplace_pure_dp", 1e6) / y("mean_abs", "laplace", 1e6);
     assert!((230.0..240.0).contains(&r), "{r}");
     let ratio = |k: f64| y("mean_abs", "bounded", k) / y("mean_abs", "bounded_certified", k);

@@ -410,9 +410,13 @@ impl CalibrationCurve {
     /// `[θ_lo, θ_hi]` with `θ_hi/θ_lo − 1 ≤ accuracy`: θ_hi certified sufficient, θ_lo
     /// not (certified insufficient, or undecided within the accountant's resolution: δ to
     /// the same relative accuracy, which moves θ far less since `ln δ` falls steeply in
-    /// `ln θ`). A secant search on `ln δ` against `ln θ` inside the
-    /// bracket, each secant point followed by a probe just across it
-    /// (docs/accountant.md §10).
+    /// `ln θ`). Each δ is read as the Gaussian μ with the same δ(ε) (docs/accountant.md
+    /// §10): in `(ln θ, ln μ)` a composition near its central limit is a line of slope −1,
+    /// so one step from the first point lands close to the answer, and secants inside the
+    /// bracket converge in a few evaluations; each evaluation is placed half a tolerance
+    /// across the secant's root, so that it closes the bracket when the root is right.
+    /// Where no μ exists (δ outside `f64`), a secant on `ln δ`; bisection when a bracket
+    /// fails to halve in two evaluations.
     fn exact(
         &self,
         fam: Family,
@@ -421,16 +425,26 @@ impl CalibrationCurve {
         pt: Point,
     ) -> Result<(f64, f64), String> {
         let target = pt.delta.ln();
+        // ln μ of the Gaussian whose δ(ε) is e^{ln δ}, minus that of the target δ.
+        let ln_mu = |ln_d: f64| -> f64 {
+            if !(ln_d > -745.0 && ln_d < -1e-9) {
+                return f64::NAN;
+            }
+            analytic_sigma(pt.eps, ln_d.exp(), 1.0).map_or(f64::NAN, |s| -s.ln())
+        };
+        let ln_mu_star = ln_mu(target);
         let (umin, umax) = (range.0.ln(), range.1.ln());
         let mut u = guess.ln().clamp(umin, umax);
-        // (u, ln δ − ln target) of the ends: lo not sufficient, hi sufficient.
-        let mut lo: Option<(f64, f64)> = None;
-        let mut hi: Option<(f64, f64)> = None;
+        // (u, ln δ − ln target, ln μ − ln μ*) of the ends: lo not sufficient, hi sufficient.
+        let mut lo: Option<(f64, f64, f64)> = None;
+        let mut hi: Option<(f64, f64, f64)> = None;
         let tol = (1.0 + self.accuracy).ln();
-        let mut probe_next = false;
-        // Outward steps while one end is missing: small first (the guesses are close),
-        // doubling.
-        let mut reach = 0.15f64;
+        // Bracket widths since the last bisection.
+        let mut widths: Vec<f64> = Vec::new();
+        // Outward steps while one end is missing: the μ-line's prediction (pushed half a
+        // tolerance across), at least `reach`, which doubles after a step that fails to
+        // cross.
+        let mut reach = 0.0f64;
         for _ in 0..60 {
             // A composition the accountant cannot bound within its budget (tiny noise:
             // heavy tails) is not certified sufficient: it counts as too little noise.
@@ -440,41 +454,46 @@ impl CalibrationCurve {
                 Err(e) => return Err(e),
             };
             let sufficient = v == Some(true);
+            let here = (u, ln_d - target, ln_mu(ln_d) - ln_mu_star);
             if sufficient {
-                hi = Some((u, ln_d - target));
+                hi = Some(here);
             } else {
-                lo = Some((u, ln_d - target));
+                lo = Some(here);
             }
             match (lo, hi) {
                 (Some(l), Some(h)) => {
-                    if h.0 - l.0 <= tol {
+                    let w = h.0 - l.0;
+                    if w <= tol {
                         return Ok((l.0.exp(), h.0.exp()));
                     }
-                    let inside = |x: f64| x > l.0 && x < h.0;
-                    let probe = if sufficient {
-                        u - 0.9 * tol
-                    } else {
-                        u + 0.9 * tol
+                    // Bisection when the bracket failed to halve over two evaluations.
+                    let stalled = widths.len() >= 2 && w > 0.5 * widths[widths.len() - 2];
+                    widths.push(w);
+                    let secant_of = |a: f64, b: f64| {
+                        if a.is_finite() && b.is_finite() && a > b {
+                            l.0 + w * a / (a - b)
+                        } else {
+                            f64::NAN
+                        }
                     };
-                    if probe_next && inside(probe) {
-                        u = probe;
-                        probe_next = false;
-                        continue;
+                    let mut root = secant_of(l.2, h.2);
+                    if root.is_nan() {
+                        root = secant_of(l.1, h.1);
                     }
-                    let w = h.0 - l.0;
-                    let secant = if l.1.is_finite() && h.1.is_finite() && l.1 > h.1 {
-                        l.0 + w * l.1 / (l.1 - h.1)
-                    } else {
-                        f64::NAN
-                    };
-                    // A secant point near an end (or none: δ = 0 at hi) gives way to
-                    // bisection, so the bracket shrinks by a tenth at least.
-                    u = if secant > l.0 + 0.1 * w && secant < h.0 - 0.1 * w {
-                        secant
-                    } else {
+                    u = if stalled || !(root > l.0 && root < h.0) {
+                        widths.clear();
                         l.0 + 0.5 * w
+                    } else {
+                        // Half a tolerance across the predicted root, away from the end
+                        // it is nearer: if the prediction holds, that end and the new
+                        // point bracket the root within the tolerance.
+                        let p = if h.0 - root < root - l.0 {
+                            root - 0.5 * tol
+                        } else {
+                            root + 0.5 * tol
+                        };
+                        p.clamp(l.0 + 0.05 * w, h.0 - 0.05 * w)
                     };
-                    probe_next = true;
                 }
                 (None, Some(h)) => {
                     if h.0 <= umin {
@@ -483,8 +502,9 @@ impl CalibrationCurve {
                             umin.exp()
                         ));
                     }
-                    u = (h.0 - reach).max(umin);
-                    reach *= 2.0;
+                    let step = outward(h.2, tol, reach);
+                    u = (h.0 - step).max(umin);
+                    reach = 2.0 * step;
                 }
                 (Some(l), None) => {
                     if l.0 >= umax {
@@ -493,8 +513,9 @@ impl CalibrationCurve {
                             umax.exp()
                         ));
                     }
-                    u = (l.0 + reach).min(umax);
-                    reach *= 2.0;
+                    let step = outward(l.2, tol, reach);
+                    u = (l.0 + step).min(umax);
+                    reach = 2.0 * step;
                 }
                 (None, None) => unreachable!("every verdict sets an end"),
             }
@@ -563,6 +584,18 @@ impl CalibrationCurve {
             }
         })
     }
+}
+
+/// Length of an outward step in `ln θ` from an end whose `ln μ − ln μ*` is `h`: the
+/// slope −1 line's distance `|h|` plus half a tolerance, at least `reach` (0.15 when no μ
+/// is known), at most a factor e³.
+fn outward(h: f64, tol: f64, reach: f64) -> f64 {
+    let predicted = if h.is_finite() {
+        h.abs() + 0.5 * tol
+    } else {
+        0.15
+    };
+    predicted.max(reach).min(3.0)
 }
 
 impl Job for CalibrationCurve {

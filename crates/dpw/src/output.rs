@@ -95,8 +95,9 @@ pub fn write_figure(paths: &FigurePaths, fig: &RenderedFigure) -> Result<(), Str
     write_bytes(&paths.png, &fig.png)
 }
 
-/// Staging directories being filled; the signal handler removes them. The rename phase
-/// holds the lock, so an interrupt waits for a set being moved in to be complete.
+/// Staging directories being filled; the signal handler removes them. The write phase
+/// holds the lock, so an interrupt waits for a set being written and moved in to be
+/// complete.
 static STAGING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Installs (once) a SIGINT/SIGTERM handler that removes every staging directory and
@@ -157,6 +158,10 @@ pub fn write_set(
     install_interrupt_cleanup();
     std::fs::create_dir_all(out)
         .map_err(|e| format!("cannot create directory {}: {e}", out.display()))?;
+    // The whole write phase holds the lock the signal handler takes: an interrupt waits
+    // until the set is moved in (or the stage removed on failure). Removing the stage
+    // while a writer is still creating files in it would let those files reappear.
+    let mut staging = STAGING.lock().unwrap_or_else(|e| e.into_inner());
     let stage = tempfile::Builder::new()
         .prefix(".dpw-")
         .tempdir_in(out)
@@ -166,10 +171,7 @@ pub fn write_set(
                 out.display()
             )
         })?;
-    STAGING
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(stage.path().to_path_buf());
+    staging.push(stage.path().to_path_buf());
     let result = (|| {
         for (id, fig) in figures {
             write_figure(&FigurePaths::new(stage.path(), id), fig)?;
@@ -183,7 +185,6 @@ pub fn write_set(
             std::fs::create_dir_all(&d)
                 .map_err(|e| format!("cannot create directory {}: {e}", d.display()))?;
         }
-        let _moving = STAGING.lock().unwrap_or_else(|e| e.into_inner());
         let mut done = Vec::new();
         for (id, _) in figures {
             let from = FigurePaths::new(stage.path(), id);
@@ -200,10 +201,10 @@ pub fn write_set(
         }
         Ok(done)
     })();
-    STAGING
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .retain(|d| d != stage.path());
+    staging.retain(|d| d != stage.path());
+    // The stage (empty, or a failed set's files) goes before the lock is released.
+    drop(stage);
+    drop(staging);
     result
 }
 

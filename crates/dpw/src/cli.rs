@@ -39,6 +39,10 @@ pub enum Command {
         /// e.g. params.panels[0].epsilon=0.5 (repeatable; validated like the file).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
+        /// Run-time budget of one figure in seconds (default 60): a manifest whose
+        /// estimated run time exceeds it is refused before computing.
+        #[arg(long, value_name = "SECONDS")]
+        budget: Option<f64>,
     },
     /// Recompute figures and compare them with the checked-in data/<id>.csv.
     Check {
@@ -154,7 +158,11 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
             manifests,
             out,
             sets,
+            budget,
         } => {
+            if let Some(b) = budget {
+                crate::ranges::set_budget(b).map_err(|e| usage("--budget", &e))?;
+            }
             let sets = parse_sets(&sets)?;
             let out = match out {
                 Some(o) => o,

@@ -9,6 +9,7 @@
 //! δ or the density exponent go to extremes.
 
 use crate::error::KeyError;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A closed range `[lo, hi]` of one parameter, with what it is for (used in messages).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,25 +83,47 @@ pub fn truncated_laplace_pair(key: &str, epsilon: f64, delta: f64) -> Result<(),
     }
 }
 
-/// Run-time budget of one figure, in seconds on the 2-core reference machine.
+/// Default run-time budget of one figure, in seconds on the 2-core reference machine.
 pub const BUDGET_SECONDS: f64 = 60.0;
 
+/// The budget in force (`--budget` sets it), as the bits of an `f64`.
+static BUDGET_BITS: AtomicU64 = AtomicU64::new(0x404E_0000_0000_0000); // 60.0
+
+/// The run-time budget in force, in seconds.
+pub fn budget() -> f64 {
+    f64::from_bits(BUDGET_BITS.load(Ordering::Relaxed))
+}
+
+/// Sets the run-time budget (`--budget SECONDS`), in [1, 1e6] seconds.
+pub fn set_budget(seconds: f64) -> Result<(), String> {
+    if !(1.0..=1e6).contains(&seconds) {
+        return Err(format!(
+            "must be in [1, 1e6] seconds, got {}",
+            show(seconds)
+        ));
+    }
+    BUDGET_BITS.store(seconds.to_bits(), Ordering::Relaxed);
+    Ok(())
+}
+
 /// Refuses, before computing, a job of `items` work items at about `seconds_each` (as
-/// measured on the checked-in figure) whose estimate exceeds [`BUDGET_SECONDS`]; the
-/// message gives the estimate and the limit.
+/// measured on the checked-in figure) whose estimate exceeds the [`budget`]; the message
+/// gives the estimate and the limit.
 pub fn within_budget(key: &str, items: usize, seconds_each: f64) -> Result<(), KeyError> {
     let estimate = items as f64 * seconds_each;
-    if estimate <= BUDGET_SECONDS {
+    let limit = budget();
+    if estimate <= limit {
         Ok(())
     } else {
         Err(KeyError::new(
             key,
             format!(
                 "{items} points at about {} s each is about {} s, over the run-time budget \
-                 of {BUDGET_SECONDS} s; use at most {} points",
+                 of {} s; use at most {} points, or raise the budget with --budget SECONDS",
                 show(seconds_each),
                 show(estimate.round()),
-                (BUDGET_SECONDS / seconds_each).floor()
+                show(limit),
+                (limit / seconds_each).floor()
             ),
         ))
     }

@@ -78,8 +78,8 @@ fn block_pass(
     step: fn(ArrayView1<f64>, ArrayViewMut1<f64>),
 ) {
     let mut block = field.slice_mut(s![..m, ..m]);
-    // `step` reads its whole input before the line is overwritten, so each line goes
-    // through a scratch copy.
+    // A step moves values (sums to the front, differences to the back), so it cannot
+    // work in place: it writes into a scratch line that is then copied back.
     let mut out = Array1::zeros(m);
     let mut pass = |axis: Axis, block: &mut ArrayViewMut2<f64>| {
         for mut line in block.lanes_mut(axis) {

@@ -40,23 +40,24 @@ fn bench_fig6(c: &mut Criterion) {
         b.iter(|| black_box(synthetic_city(CITY_SIDE, CITY_TRIPS, black_box(1)).unwrap()))
     });
     c.bench_function("fig6/heatmap_release", |b| {
-        b.iter(|| black_box(heatmap_release(&truth, CITY_SIDE, 1.0, 1e-6, 5.0, 2).unwrap()))
+        b.iter(|| black_box(heatmap_release(truth.view(), 1.0, 1e-6, 5.0, 2).unwrap()))
     });
 }
 
 fn bench_denoisers(c: &mut Criterion) {
     let mut rng = Pcg64::seed_from_u64(3);
     let y: Vec<f64> = (0..4096).map(|_| rng.gen_range(-50.0..50.0)).collect();
+    let field = ndarray::Array2::from_shape_vec((64, 64), y.clone()).expect("64² values");
     c.bench_function("haar/forward_inverse_64x64", |b| {
         b.iter(|| {
-            let mut v = y.clone();
-            haar2d_forward(&mut v, 64).unwrap();
-            haar2d_inverse(&mut v, 64).unwrap();
+            let mut v = field.clone();
+            haar2d_forward(v.view_mut()).unwrap();
+            haar2d_inverse(v.view_mut()).unwrap();
             black_box(v)
         })
     });
     c.bench_function("haar/soft_threshold_64x64", |b| {
-        b.iter(|| black_box(haar_soft_threshold(&y, 64, 20.0).unwrap()))
+        b.iter(|| black_box(haar_soft_threshold(field.view(), 20.0).unwrap()))
     });
     c.bench_function("shrink/js_positive_4096", |b| {
         b.iter(|| black_box(james_stein_positive(&y, 20.0).unwrap()))

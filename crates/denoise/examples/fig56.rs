@@ -30,7 +30,7 @@ fn main() {
     let t5 = start.elapsed();
     let t = Instant::now();
     let truth = synthetic_city(CITY_SIDE, CITY_TRIPS, 2018).expect("valid");
-    let r = heatmap_release(&truth, CITY_SIDE, 1.0, 1e-6, 5.0, 2018).expect("valid");
+    let r = heatmap_release(truth.view(), 1.0, 1e-6, 5.0, 2018).expect("valid");
     let t6 = t.elapsed();
     let max = truth.iter().cloned().fold(0.0, f64::max);
     let zeros = truth.iter().filter(|&&v| v == 0.0).count();

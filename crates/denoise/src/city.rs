@@ -10,6 +10,7 @@
 use std::f64::consts::{FRAC_PI_3, FRAC_PI_6, TAU};
 
 use densities::gaussian::analytic_sigma;
+use ndarray::{Array2, ArrayView2, Zip};
 use rand::{Rng, SeedableRng};
 use rand_distr::{Poisson, StandardNormal};
 use rand_pcg::Pcg64;
@@ -35,25 +36,29 @@ pub const CITY_TRIPS: f64 = 1.5e4;
 const SHARES: [f64; 5] = [0.42, 0.32, 0.06, 0.10, 0.10];
 
 /// Adds `mass · shape / Σ shape` to `acc` (a component normalised to its share).
-fn add_component(acc: &mut [f64], shape: &[f64], mass: f64) {
+fn add_component(acc: &mut Array2<f64>, shape: &Array2<f64>, mass: f64) {
+    // A sequential sum in row-major order, as the checked-in fig6 data were made with
+    // (ndarray's `sum()` adds in a different order, which moves the last bits).
     let total: f64 = shape.iter().sum();
     if total > 0.0 {
-        for (a, s) in acc.iter_mut().zip(shape) {
-            *a += mass * s / total;
-        }
+        Zip::from(acc)
+            .and(shape)
+            .for_each(|a, &s| *a += mass * s / total);
     }
 }
 
 /// Evaluates `g(u, v)` at the centre of every cell of a `side × side` grid on the unit
-/// square (row-major, `v` = row).
-fn on_grid(side: usize, g: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+/// square (`v` along the rows, `u` along the columns).
+fn on_grid(side: usize, g: impl Fn(f64, f64) -> f64) -> Array2<f64> {
     let h = 1.0 / side as f64;
-    (0..side * side)
-        .map(|k| {
-            let (r, c) = (k / side, k % side);
-            g((c as f64 + 0.5) * h, (r as f64 + 0.5) * h)
-        })
-        .collect()
+    Array2::from_shape_fn((side, side), |(r, c)| {
+        g((c as f64 + 0.5) * h, (r as f64 + 0.5) * h)
+    })
+}
+
+/// `side × side` array from values listed row by row.
+fn square(side: usize, values: Vec<f64>) -> Array2<f64> {
+    Array2::from_shape_vec((side, side), values).expect("side² values")
 }
 
 /// Unnormalised Gaussian bump centred at `(cu, cv)`, standard deviations `su` along the
@@ -76,7 +81,7 @@ fn ridge(u: f64, v: f64, p: (f64, f64), q: (f64, f64), w: f64) -> f64 {
     (-0.5 * (ex * ex + ey * ey) / (w * w)).exp()
 }
 
-/// A synthetic city-like field of trip counts on a `side × side` grid (row-major),
+/// A synthetic city-like field of trip counts on a `side × side` grid,
 /// deterministic given `seed`; the stand-in for the NYC taxi heat map of Balle & Wang
 /// 2018, Figure 2 (fig6: `side = 64`, `total_trips = `[`CITY_TRIPS`]).
 ///
@@ -98,18 +103,22 @@ fn ridge(u: f64, v: f64, p: (f64, f64), q: (f64, f64), w: f64) -> f64 {
 ///
 /// The counts are then drawn independently per cell as `Poisson(expected count)`, so
 /// they are integers whose total is close to `total_trips`. All randomness comes from
-/// one `Pcg64::seed_from_u64(seed)`, drawn in the order listed.
+/// one `Pcg64::seed_from_u64(seed)`, drawn in the order listed (the counts row by row).
 ///
 /// Errors: `side = 0`, `total_trips` not in `(0, ∞)`.
 ///
 /// ```
 /// let f = denoise::city::synthetic_city(64, 1.5e4, 7).unwrap();
-/// assert_eq!(f.len(), 64 * 64);
+/// assert_eq!(f.dim(), (64, 64));
 /// let total: f64 = f.iter().sum();
 /// assert!((total - 1.5e4).abs() < 1e3);
 /// assert_eq!(f, denoise::city::synthetic_city(64, 1.5e4, 7).unwrap());
 /// ```
-pub fn synthetic_city(side: usize, total_trips: f64, seed: u64) -> Result<Vec<f64>, DenoiseError> {
+pub fn synthetic_city(
+    side: usize,
+    total_trips: f64,
+    seed: u64,
+) -> Result<Array2<f64>, DenoiseError> {
     if side == 0 {
         return Err(DenoiseError::BadCount {
             name: "side",
@@ -119,7 +128,7 @@ pub fn synthetic_city(side: usize, total_trips: f64, seed: u64) -> Result<Vec<f6
     }
     check_open("total_trips", total_trips, 0.0, f64::INFINITY, "(0, inf)")?;
     let mut rng = Pcg64::seed_from_u64(seed);
-    let mut rate = vec![0.0; side * side];
+    let mut rate = Array2::zeros((side, side));
     let unif = |rng: &mut Pcg64, lo: f64, hi: f64| rng.gen_range(lo..hi);
     let [s_core, s_districts, s_spots, s_avenues, s_background] = SHARES;
 
@@ -156,16 +165,18 @@ pub fn synthetic_city(side: usize, total_trips: f64, seed: u64) -> Result<Vec<f6
 
     // Background.
     let bg = s_background * total_trips / (side * side) as f64;
-    rate.iter_mut().for_each(|r| *r += bg);
+    rate += bg;
 
-    Ok(rate
+    // `iter` visits the cells row by row, the documented order of the draws.
+    let counts = rate
         .iter()
         .map(|&lam| {
             Poisson::new(lam)
                 .map(|p| rng.sample(p))
                 .expect("rate > 0: the background is positive")
         })
-        .collect())
+        .collect();
+    Ok(square(side, counts))
 }
 
 /// One panel of a heat-map release: a field and its RMSE against the truth.
@@ -173,8 +184,8 @@ pub fn synthetic_city(side: usize, total_trips: f64, seed: u64) -> Result<Vec<f6
 pub struct Panel {
     /// Series label: `raw`, `JS`, `threshold` or `wavelet`.
     pub label: &'static str,
-    /// The released (or denoised) field, row-major `side × side`.
-    pub field: Vec<f64>,
+    /// The released (or denoised) `side × side` field.
+    pub field: Array2<f64>,
     /// `√(mean over cells of (field − truth)²)`.
     pub rmse: f64,
 }
@@ -207,9 +218,10 @@ impl HeatmapRelease {
     }
 }
 
-/// Root mean squared difference of two equally long fields.
-fn rmse(a: &[f64], b: &[f64]) -> f64 {
-    let ss: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+/// Root mean squared difference of two fields of the same shape.
+fn rmse(a: ArrayView2<f64>, b: ArrayView2<f64>) -> f64 {
+    // Summed sequentially in row-major order (see `add_component`).
+    let ss: f64 = a.iter().zip(&b).map(|(x, y)| (x - y) * (x - y)).sum();
     (ss / a.len() as f64).sqrt()
 }
 
@@ -220,50 +232,50 @@ fn rmse(a: &[f64], b: &[f64]) -> f64 {
 /// thresholding and Haar-wavelet soft thresholding, and reports each panel's RMSE
 /// against `truth`.
 ///
-/// The noise is `N(0, I)` drawn cell by cell (row-major) from `Pcg64::seed_from_u64(seed)`
+/// The noise is `N(0, I)` drawn cell by cell (row by row) from `Pcg64::seed_from_u64(seed)`
 /// and scaled by σ; every denoiser acts on that same release.
 ///
-/// Errors: bad grid (`side` not a power of two, `truth.len() ≠ side²`), `side² < 3`
+/// Errors: bad grid (`truth` not square with a power-of-two side), `side² < 3`
 /// (James–Stein), ε not in `(0, ∞)`, δ not in `(0, 1)`, Δ not in `(0, ∞)`.
 ///
 /// ```
 /// use denoise::city::{heatmap_release, synthetic_city};
 /// let truth = synthetic_city(64, 1.5e4, 1).unwrap();
-/// let r = heatmap_release(&truth, 64, 1.0, 1e-6, 5.0, 2).unwrap();
+/// let r = heatmap_release(truth.view(), 1.0, 1e-6, 5.0, 2).unwrap();
 /// assert!(r.panels()[1..].iter().all(|p| p.rmse < r.raw.rmse));
 /// ```
 pub fn heatmap_release(
-    truth: &[f64],
-    side: usize,
+    truth: ArrayView2<f64>,
     epsilon: f64,
     delta: f64,
     sensitivity: f64,
     seed: u64,
 ) -> Result<HeatmapRelease, DenoiseError> {
-    if !side.is_power_of_two() || side.checked_mul(side) != Some(truth.len()) {
-        return Err(DenoiseError::BadGrid {
-            side,
-            len: truth.len(),
-        });
+    let (side, cols) = truth.dim();
+    if !(side == cols && side.is_power_of_two()) {
+        return Err(DenoiseError::BadGrid { rows: side, cols });
     }
     let sigma = analytic_sigma(epsilon, delta, sensitivity)?;
     let mut rng = Pcg64::seed_from_u64(seed);
-    let raw: Vec<f64> = truth
+    let raw = truth
         .iter()
         .map(|t| {
             let z: f64 = rng.sample(StandardNormal);
             t + sigma * z
         })
         .collect();
-    let panel = |label, field: Vec<f64>| Panel {
+    let raw = square(side, raw);
+    let panel = |label, field: Array2<f64>| Panel {
         label,
-        rmse: rmse(&field, truth),
+        rmse: rmse(field.view(), truth),
         field,
     };
-    let james_stein = panel("JS", james_stein_positive(&raw, sigma)?);
-    let threshold = panel("threshold", soft_threshold(&raw, sigma)?);
-    let wavelet = panel("wavelet", haar_soft_threshold(&raw, side, sigma)?);
-    let zero_rmse = rmse(&vec![0.0; truth.len()], truth);
+    // James–Stein and the cell-wise threshold see the field as one vector of side² cells.
+    let cells = raw.as_slice().expect("a new array is contiguous");
+    let james_stein = panel("JS", square(side, james_stein_positive(cells, sigma)?));
+    let threshold = panel("threshold", square(side, soft_threshold(cells, sigma)?));
+    let wavelet = panel("wavelet", haar_soft_threshold(raw.view(), sigma)?);
+    let zero_rmse = rmse(Array2::zeros(truth.raw_dim()).view(), truth);
     Ok(HeatmapRelease {
         side,
         sigma,

@@ -25,16 +25,14 @@ pub enum DenoiseError {
         /// The smallest dimension the method accepts.
         min: usize,
     },
-    /// A 2-D field whose shape the Haar transform cannot take: the side must be a power
-    /// of two and the slice must hold exactly `side²` values.
-    #[error(
-        "a {side}x{side} field needs a power-of-two side and {side}^2 values, got {len} values"
-    )]
+    /// A 2-D field whose shape the Haar transform cannot take: it must be square with a
+    /// power-of-two side.
+    #[error("a {rows}x{cols} field must be square with a power-of-two side")]
     BadGrid {
-        /// The side length given.
-        side: usize,
-        /// The number of values given.
-        len: usize,
+        /// The number of rows given.
+        rows: usize,
+        /// The number of columns given.
+        cols: usize,
     },
     /// An integer count outside its allowed range (e.g. zero datasets).
     #[error("{name} = {value} is outside the allowed range {allowed}")]

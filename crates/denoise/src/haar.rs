@@ -5,13 +5,13 @@
 //!
 //! # Transform
 //!
-//! Fields are row-major slices of length `side²`, `side = 2^k`. The transform is the
+//! Fields are `side × side` arrays (row index first), `side = 2^k`. The transform is the
 //! full multilevel *non-standard* (square, Mallat) decomposition: at each level, on the
 //! current `m × m` low-pass block in the top-left corner (`m = side, side/2, …, 2`),
 //! every row and then every column is replaced by its pairwise averages
 //! `(a + b)/√2` (first half) and differences `(a − b)/√2` (second half). After `k`
-//! levels, index 0 holds the single coarsest scaling coefficient `side · mean(field)`;
-//! every other index holds a detail (wavelet) coefficient. Each 1-D step is an
+//! levels, entry `[0, 0]` holds the single coarsest scaling coefficient `side · mean(field)`;
+//! every other entry holds a detail (wavelet) coefficient. Each 1-D step is an
 //! orthogonal matrix, so the whole transform `W` is orthogonal: it preserves the L2
 //! norm, [`haar2d_inverse`] (`Wᵀ`) inverts it, and white noise `N(0, σ² I)` stays white
 //! noise `N(0, σ² I)` in the coefficient domain, which is what lets the soft threshold
@@ -25,92 +25,96 @@
 
 use std::f64::consts::FRAC_1_SQRT_2;
 
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, Zip};
+
 use crate::error::{check_sigma, DenoiseError};
 use crate::shrink::soft;
 
-/// Checks that `len == side²` and `side` is a power of two (`side ≥ 1`).
-fn check_grid(len: usize, side: usize) -> Result<(), DenoiseError> {
-    if side.is_power_of_two() && side.checked_mul(side) == Some(len) {
+/// Checks that the field is square with a power-of-two side (`side ≥ 1`).
+fn check_grid(shape: &[usize]) -> Result<(), DenoiseError> {
+    let (rows, cols) = (shape[0], shape[1]);
+    if rows == cols && rows.is_power_of_two() {
         Ok(())
     } else {
-        Err(DenoiseError::BadGrid { side, len })
+        Err(DenoiseError::BadGrid { rows, cols })
     }
 }
 
-/// One orthonormal Haar analysis step on `x` (even length) into `out`.
-fn analyse(x: &[f64], out: &mut [f64]) {
+/// One orthonormal Haar analysis step on `x` (even length) into `out`: pairwise sums
+/// into the first half, pairwise differences into the second.
+fn analyse(x: ArrayView1<f64>, out: ArrayViewMut1<f64>) {
     let h = x.len() / 2;
-    for i in 0..h {
-        let (a, b) = (x[2 * i], x[2 * i + 1]);
-        out[i] = (a + b) * FRAC_1_SQRT_2;
-        out[h + i] = (a - b) * FRAC_1_SQRT_2;
-    }
+    let (sums, diffs) = out.split_at(Axis(0), h);
+    Zip::from(sums)
+        .and(diffs)
+        .and(x.slice(s![..;2]))
+        .and(x.slice(s![1..;2]))
+        .for_each(|s, d, &a, &b| {
+            *s = (a + b) * FRAC_1_SQRT_2;
+            *d = (a - b) * FRAC_1_SQRT_2;
+        });
 }
 
 /// One orthonormal Haar synthesis step (inverse of [`analyse`]).
-fn synthesise(x: &[f64], out: &mut [f64]) {
+fn synthesise(x: ArrayView1<f64>, mut out: ArrayViewMut1<f64>) {
     let h = x.len() / 2;
-    for i in 0..h {
-        let (s, d) = (x[i], x[h + i]);
-        out[2 * i] = (s + d) * FRAC_1_SQRT_2;
-        out[2 * i + 1] = (s - d) * FRAC_1_SQRT_2;
-    }
+    let (evens, odds) = out.multi_slice_mut((s![..;2], s![1..;2]));
+    Zip::from(evens)
+        .and(odds)
+        .and(x.slice(s![..h]))
+        .and(x.slice(s![h..]))
+        .for_each(|e, o, &s, &d| {
+            *e = (s + d) * FRAC_1_SQRT_2;
+            *o = (s - d) * FRAC_1_SQRT_2;
+        });
 }
 
 /// Applies `step` to every row and every column (`cols_first` chooses the order) of the
-/// top-left `m × m` block of a row-major `side × side` field.
+/// top-left `m × m` block of the field.
 fn block_pass(
-    field: &mut [f64],
-    side: usize,
+    field: &mut ArrayViewMut2<f64>,
     m: usize,
     cols_first: bool,
-    step: fn(&[f64], &mut [f64]),
+    step: fn(ArrayView1<f64>, ArrayViewMut1<f64>),
 ) {
-    let mut line = vec![0.0; m];
-    let mut out = vec![0.0; m];
-    let rows = |field: &mut [f64], out: &mut [f64]| {
-        for r in 0..m {
-            let row = &mut field[r * side..r * side + m];
-            step(row, out);
-            row.copy_from_slice(out);
+    let mut block = field.slice_mut(s![..m, ..m]);
+    // A step moves values (sums to the front, differences to the back), so it cannot
+    // work in place: it writes into a scratch line that is then copied back.
+    let mut out = Array1::zeros(m);
+    let mut pass = |axis: Axis, block: &mut ArrayViewMut2<f64>| {
+        for mut line in block.lanes_mut(axis) {
+            step(line.view(), out.view_mut());
+            line.assign(&out);
         }
     };
-    let mut cols = |field: &mut [f64], out: &mut [f64]| {
-        for c in 0..m {
-            for (r, v) in line.iter_mut().enumerate() {
-                *v = field[r * side + c];
-            }
-            step(&line, out);
-            for (r, v) in out.iter().enumerate() {
-                field[r * side + c] = *v;
-            }
-        }
-    };
+    // Lanes along axis 1 are the rows, along axis 0 the columns.
     if cols_first {
-        cols(field, &mut out);
-        rows(field, &mut out);
+        pass(Axis(0), &mut block);
+        pass(Axis(1), &mut block);
     } else {
-        rows(field, &mut out);
-        cols(field, &mut out);
+        pass(Axis(1), &mut block);
+        pass(Axis(0), &mut block);
     }
 }
 
 /// Forward orthonormal 2-D Haar transform, full multilevel non-standard decomposition
-/// (module documentation), in place on a row-major `side × side` field.
+/// (module documentation), in place on a `side × side` field.
 ///
-/// Errors: `side` not a power of two or `field.len() ≠ side²`.
+/// Errors: the field is not square with a power-of-two side.
 ///
 /// ```
-/// let mut f = vec![1.0, 1.0, 1.0, 1.0];
-/// denoise::haar::haar2d_forward(&mut f, 2).unwrap();
+/// use ndarray::array;
+/// let mut f = array![[1.0, 1.0], [1.0, 1.0]];
+/// denoise::haar::haar2d_forward(f.view_mut()).unwrap();
 /// // all mass in the scaling coefficient: side · mean = 2
-/// assert!((f[0] - 2.0).abs() < 1e-15 && f[1..].iter().all(|v| v.abs() < 1e-15));
+/// assert!((f[[0, 0]] - 2.0).abs() < 1e-15);
+/// assert!(f.iter().skip(1).all(|v| v.abs() < 1e-15));
 /// ```
-pub fn haar2d_forward(field: &mut [f64], side: usize) -> Result<(), DenoiseError> {
-    check_grid(field.len(), side)?;
-    let mut m = side;
+pub fn haar2d_forward(mut field: ArrayViewMut2<f64>) -> Result<(), DenoiseError> {
+    check_grid(field.shape())?;
+    let mut m = field.nrows();
     while m >= 2 {
-        block_pass(field, side, m, false, analyse);
+        block_pass(&mut field, m, false, analyse);
         m /= 2;
     }
     Ok(())
@@ -119,21 +123,22 @@ pub fn haar2d_forward(field: &mut [f64], side: usize) -> Result<(), DenoiseError
 /// Inverse of [`haar2d_forward`] (its transpose, the transform being orthogonal), in
 /// place.
 ///
-/// Errors: `side` not a power of two or `coeffs.len() ≠ side²`.
+/// Errors: the field is not square with a power-of-two side.
 ///
 /// ```
 /// use denoise::haar::{haar2d_forward, haar2d_inverse};
-/// let orig: Vec<f64> = (0..16).map(|i| (i * i) as f64).collect();
+/// let orig = ndarray::Array2::from_shape_fn((4, 4), |(r, c)| ((4 * r + c).pow(2)) as f64);
 /// let mut f = orig.clone();
-/// haar2d_forward(&mut f, 4).unwrap();
-/// haar2d_inverse(&mut f, 4).unwrap();
+/// haar2d_forward(f.view_mut()).unwrap();
+/// haar2d_inverse(f.view_mut()).unwrap();
 /// assert!(f.iter().zip(&orig).all(|(a, b)| (a - b).abs() < 1e-12));
 /// ```
-pub fn haar2d_inverse(coeffs: &mut [f64], side: usize) -> Result<(), DenoiseError> {
-    check_grid(coeffs.len(), side)?;
+pub fn haar2d_inverse(mut coeffs: ArrayViewMut2<f64>) -> Result<(), DenoiseError> {
+    check_grid(coeffs.shape())?;
+    let side = coeffs.nrows();
     let mut m = 2;
     while m <= side {
-        block_pass(coeffs, side, m, true, synthesise);
+        block_pass(&mut coeffs, m, true, synthesise);
         m *= 2;
     }
     Ok(())
@@ -147,15 +152,14 @@ pub fn haar2d_inverse(coeffs: &mut [f64], side: usize) -> Result<(), DenoiseErro
 ///
 /// ```
 /// // λ = 0 changes nothing.
-/// let y = vec![1.0, 2.0, 3.0, 4.0];
-/// let z = denoise::haar::haar_soft_threshold_at(&y, 2, 0.0).unwrap();
+/// let y = ndarray::array![[1.0, 2.0], [3.0, 4.0]];
+/// let z = denoise::haar::haar_soft_threshold_at(y.view(), 0.0).unwrap();
 /// assert!(z.iter().zip(&y).all(|(a, b)| (a - b).abs() < 1e-14));
 /// ```
 pub fn haar_soft_threshold_at(
-    y: &[f64],
-    side: usize,
+    y: ArrayView2<f64>,
     lambda: f64,
-) -> Result<Vec<f64>, DenoiseError> {
+) -> Result<Array2<f64>, DenoiseError> {
     if !(lambda >= 0.0 && lambda.is_finite()) {
         return Err(DenoiseError::OutOfRange {
             name: "lambda",
@@ -163,10 +167,12 @@ pub fn haar_soft_threshold_at(
             allowed: "[0, inf)",
         });
     }
-    let mut c = y.to_vec();
-    haar2d_forward(&mut c, side)?;
-    c[1..].iter_mut().for_each(|v| *v = soft(*v, lambda));
-    haar2d_inverse(&mut c, side)?;
+    let mut c = y.to_owned();
+    haar2d_forward(c.view_mut())?;
+    let scaling = c[[0, 0]];
+    c.mapv_inplace(|v| soft(v, lambda));
+    c[[0, 0]] = scaling;
+    haar2d_inverse(c.view_mut())?;
     Ok(c)
 }
 
@@ -180,13 +186,13 @@ pub fn haar_soft_threshold_at(
 ///
 /// ```
 /// // A constant field plus small noise comes back (nearly) constant.
-/// let y = vec![5.1, 4.9, 5.0, 5.0];
-/// let z = denoise::haar::haar_soft_threshold(&y, 2, 1.0).unwrap();
+/// let y = ndarray::array![[5.1, 4.9], [5.0, 5.0]];
+/// let z = denoise::haar::haar_soft_threshold(y.view(), 1.0).unwrap();
 /// assert!(z.iter().all(|v| (v - 5.0).abs() < 1e-12));
 /// ```
-pub fn haar_soft_threshold(y: &[f64], side: usize, sigma: f64) -> Result<Vec<f64>, DenoiseError> {
+pub fn haar_soft_threshold(y: ArrayView2<f64>, sigma: f64) -> Result<Array2<f64>, DenoiseError> {
     check_sigma(sigma)?;
-    check_grid(y.len(), side)?;
+    check_grid(y.shape())?;
     let lambda = sigma * (2.0 * (y.len() as f64).ln()).sqrt();
-    haar_soft_threshold_at(y, side, lambda)
+    haar_soft_threshold_at(y, lambda)
 }

@@ -38,8 +38,14 @@
 //! distribution is symmetric with mean exactly 0; its spacing, 2.3e-10, is far below
 //! every quantity the experiment measures). The 32-bit integers are summed exactly in a
 //! `u64` and converted once per coordinate.
+//!
+//! [`dataset`] materialises the same dataset as arrays (the centre `x₀` and the `n × d`
+//! offsets `ξ`) from the same draws, for inspection and tests; its [`Dataset::query`] is
+//! bit-identical to the value the fast path computes (a test checks it), since every grid
+//! uniform and every partial sum of at most [`MAX_RECORDS`] of them is exact in `f64`.
 
 use densities::gaussian::{analytic_sigma, classical_sigma};
+use ndarray::{Array1, Array2, Axis};
 use rand::{Rng, RngCore};
 use rand_distr::{Exp1, StandardNormal};
 use rand_pcg::Pcg64;
@@ -196,6 +202,94 @@ fn mean_of_uniforms(rng: &mut Pcg64, n: usize) -> f64 {
     ((acc as f64 + 0.5 * nf) * 2f64.powi(-32) - 0.5 * nf) / nf
 }
 
+/// The uniform on `[−½, ½]` of the 32-bit integer `k`: `(k + ½)·2⁻³² − ½` (exact).
+#[inline]
+fn grid_uniform(k: u64) -> f64 {
+    (k as f64 + 0.5) * 2f64.powi(-32) - 0.5
+}
+
+/// One dataset of the experiment: `n` records `xᵢ = x₀ + ξᵢ` in `ℝ^d` (module
+/// documentation), as drawn by [`dataset`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dataset {
+    /// The centre `x₀ ~ N(0, I_d)`.
+    pub centre: Array1<f64>,
+    /// The offsets `ξᵢ`, uniform on the grid in `[−½, ½]^d`: row `i` is record `i`.
+    pub offsets: Array2<f64>,
+}
+
+impl Dataset {
+    /// The records `xᵢ = x₀ + ξᵢ` as the rows of an `n × d` array.
+    pub fn records(&self) -> Array2<f64> {
+        &self.offsets + &self.centre
+    }
+
+    /// The query `f(x) = x₀ + (1/n) Σ ξᵢ` (the mean of the records, with the offsets
+    /// averaged exactly before the centre is added, as the experiment computes it).
+    pub fn query(&self) -> Array1<f64> {
+        let n = self.offsets.nrows() as f64;
+        // Column sums of grid uniforms are exact in any order, so this is the fast
+        // path's value bit for bit.
+        let mut f = self.centre.clone();
+        f.iter_mut()
+            .zip(self.offsets.axis_iter(Axis(1)))
+            .for_each(|(v, col)| *v += col.sum() / n);
+        f
+    }
+}
+
+/// Dataset `index` of [`mean_estimation`] under `seed`, materialised from the same
+/// draws as the experiment (module documentation): the fast path never forms the
+/// `n × d` offsets, this does.
+///
+/// Errors: `d = 0`, `n` not in `[1, MAX_RECORDS]`.
+///
+/// ```
+/// let ds = denoise::mean_estimation::dataset(7, 0, 5, 100).unwrap();
+/// assert_eq!(ds.offsets.dim(), (100, 5));
+/// assert!(ds.offsets.iter().all(|u| u.abs() < 0.5));
+/// let mean = ds.records().mean_axis(ndarray::Axis(0)).unwrap();
+/// assert!((&mean - &ds.query()).iter().all(|e| e.abs() < 1e-12));
+/// ```
+pub fn dataset(seed: u64, index: u64, d: usize, n: usize) -> Result<Dataset, DenoiseError> {
+    if d == 0 {
+        return Err(DenoiseError::BadCount {
+            name: "d",
+            value: d,
+            allowed: ">= 1",
+        });
+    }
+    check_records(n)?;
+    let mut rng = dataset_rng(seed, index);
+    let centre: Array1<f64> = (0..d).map(|_| rng.sample(StandardNormal)).collect();
+    // The draws go coordinate by coordinate: fill the columns in turn.
+    let mut offsets = Array2::zeros((n, d));
+    for mut col in offsets.columns_mut() {
+        let mut cells = col.iter_mut();
+        while let (Some(a), Some(b)) = (cells.next(), cells.next()) {
+            let x = rng.next_u64();
+            *a = grid_uniform(x & 0xFFFF_FFFF);
+            *b = grid_uniform(x >> 32);
+        }
+        if n % 2 == 1 {
+            col[n - 1] = grid_uniform(u64::from(rng.next_u32()));
+        }
+    }
+    Ok(Dataset { centre, offsets })
+}
+
+/// `n ∈ [1, MAX_RECORDS]`.
+fn check_records(n: usize) -> Result<(), DenoiseError> {
+    if n == 0 || n > MAX_RECORDS {
+        return Err(DenoiseError::BadCount {
+            name: "n",
+            value: n,
+            allowed: "[1, 2^21]",
+        });
+    }
+    Ok(())
+}
+
 /// The query value `f(x) = x₀ + (1/n) Σ ξᵢ` of one dataset (module documentation).
 fn dataset_mean(rng: &mut Pcg64, d: usize, n: usize) -> Vec<f64> {
     let mut f: Vec<f64> = (0..d).map(|_| rng.sample(StandardNormal)).collect();
@@ -305,13 +399,7 @@ pub fn mean_estimation(
             min: 3,
         });
     }
-    if n == 0 || n > MAX_RECORDS {
-        return Err(DenoiseError::BadCount {
-            name: "n",
-            value: n,
-            allowed: "[1, 2^21]",
-        });
-    }
+    check_records(n)?;
     if datasets == 0 {
         return Err(DenoiseError::BadCount {
             name: "datasets",
@@ -384,5 +472,32 @@ mod tests {
             );
             assert!(v.iter().all(|x| x.abs() < 0.5));
         }
+    }
+
+    /// The materialised dataset averages to the fast path's query bit for bit (the
+    /// exact-sum argument of the module documentation), for even and odd `n`, and its
+    /// offsets are the draws themselves: they have the uniform's mean and variance.
+    #[test]
+    fn materialised_dataset_has_the_fast_path_query() {
+        for &(d, n) in &[(3usize, 1usize), (7, 2), (20, 501), (50, 500)] {
+            for index in 0..3 {
+                let fast = dataset_mean(&mut dataset_rng(11, index), d, n);
+                let ds = dataset(11, index, d, n).unwrap();
+                let slow = ds.query();
+                assert!(
+                    fast.iter()
+                        .zip(&slow)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "d={d} n={n}: {fast:?} vs {slow}"
+                );
+            }
+        }
+        let ds = dataset(5, 0, 200, 1000).unwrap();
+        let m = ds.offsets.iter().sum::<f64>() / ds.offsets.len() as f64;
+        let var = ds.offsets.iter().map(|u| u * u).sum::<f64>() / ds.offsets.len() as f64;
+        // 2e5 uniforms: se(mean) = 6.5e-4, se(var) ≈ 1.9e-4.
+        assert!(m.abs() < 4.0 * 6.5e-4, "mean {m}");
+        assert!((var - 1.0 / 12.0).abs() < 4.0 * 1.9e-4, "var {var}");
+        assert!(dataset(5, 0, 0, 10).is_err() && dataset(5, 0, 3, 0).is_err());
     }
 }

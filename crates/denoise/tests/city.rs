@@ -9,7 +9,7 @@ fn city_is_deterministic_integral_and_has_the_right_total() {
     let a = synthetic_city(CITY_SIDE, CITY_TRIPS, 1).unwrap();
     assert_eq!(a, synthetic_city(CITY_SIDE, CITY_TRIPS, 1).unwrap());
     assert_ne!(a, synthetic_city(CITY_SIDE, CITY_TRIPS, 2).unwrap());
-    assert_eq!(a.len(), CITY_SIDE * CITY_SIDE);
+    assert_eq!(a.dim(), (CITY_SIDE, CITY_SIDE));
     assert!(a.iter().all(|&v| v >= 0.0 && v.fract() == 0.0));
     for seed in 0..20 {
         let total: f64 = synthetic_city(CITY_SIDE, CITY_TRIPS, seed)
@@ -24,7 +24,7 @@ fn city_is_deterministic_integral_and_has_the_right_total() {
     }
     // City-like: concentrated (the busiest 10 % of cells hold over a third of the trips)
     // with a low background (a fifth of the cells or more see no trip at all).
-    let mut s = a.clone();
+    let mut s = a.iter().copied().collect::<Vec<f64>>();
     s.sort_by(|x, y| y.total_cmp(x));
     let top: f64 = s[..CITY_SIDE * CITY_SIDE / 10].iter().sum();
     assert!(top > 0.35 * s.iter().sum::<f64>());
@@ -45,7 +45,7 @@ fn every_denoiser_beats_the_raw_release() {
     for city in 0..5 {
         let truth = synthetic_city(CITY_SIDE, CITY_TRIPS, 100 + city).unwrap();
         for noise in 0..4 {
-            let r = heatmap_release(&truth, CITY_SIDE, 1.0, 1e-6, 5.0, noise).unwrap();
+            let r = heatmap_release(truth.view(), 1.0, 1e-6, 5.0, noise).unwrap();
             assert_eq!(r.sigma, sigma);
             // RMSE² of N(0, σ²) over 4096 cells: relative sd √(2/4096) = 2.2 %.
             assert!(
@@ -61,7 +61,7 @@ fn every_denoiser_beats_the_raw_release() {
                     p.rmse,
                     r.raw.rmse
                 );
-                assert_eq!(p.field.len(), truth.len());
+                assert_eq!(p.field.dim(), truth.dim());
             }
             assert!(2.5 * r.wavelet.rmse < r.raw.rmse);
             for (s, v) in sums.iter_mut().zip(
@@ -85,11 +85,8 @@ fn every_denoiser_beats_the_raw_release() {
 #[test]
 fn release_is_deterministic_and_checks_its_inputs() {
     let truth = synthetic_city(CITY_SIDE, CITY_TRIPS, 3).unwrap();
-    let a = heatmap_release(&truth, CITY_SIDE, 1.0, 1e-6, 5.0, 9).unwrap();
-    assert_eq!(
-        a,
-        heatmap_release(&truth, CITY_SIDE, 1.0, 1e-6, 5.0, 9).unwrap()
-    );
+    let a = heatmap_release(truth.view(), 1.0, 1e-6, 5.0, 9).unwrap();
+    assert_eq!(a, heatmap_release(truth.view(), 1.0, 1e-6, 5.0, 9).unwrap());
     let labels: Vec<&str> = a.panels().iter().map(|p| p.label).collect();
     assert_eq!(labels, ["raw", "JS", "threshold", "wavelet"]);
     let direct = (a
@@ -102,8 +99,10 @@ fn release_is_deterministic_and_checks_its_inputs() {
         / truth.len() as f64)
         .sqrt();
     assert!((a.raw.rmse - direct).abs() < 1e-12 * direct);
-    assert!(heatmap_release(&truth[1..], CITY_SIDE, 1.0, 1e-6, 5.0, 9).is_err());
-    assert!(heatmap_release(&truth, 63, 1.0, 1e-6, 5.0, 9).is_err());
-    assert!(heatmap_release(&truth, CITY_SIDE, 0.0, 1e-6, 5.0, 9).is_err());
-    assert!(heatmap_release(&truth, CITY_SIDE, 1.0, 1e-6, -5.0, 9).is_err());
+    let s = ndarray::s![1.., ..];
+    assert!(heatmap_release(truth.slice(s), 1.0, 1e-6, 5.0, 9).is_err());
+    let odd = ndarray::s![1.., 1..];
+    assert!(heatmap_release(truth.slice(odd), 1.0, 1e-6, 5.0, 9).is_err());
+    assert!(heatmap_release(truth.view(), 0.0, 1e-6, 5.0, 9).is_err());
+    assert!(heatmap_release(truth.view(), 1.0, 1e-6, -5.0, 9).is_err());
 }

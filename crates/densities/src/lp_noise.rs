@@ -29,6 +29,7 @@
 //! (p = a = 2: `N(0, I/2)`, `c = 2`; p = a = 1: i.i.d. Laplace, `c = 1`, `E X_1² = 2`.)
 //! Scaling by s multiplies `E X_1²` by `s²` and divides `c` by `s²`.
 
+use ndarray::{Array2, Axis};
 use rand::Rng;
 use rand_distr::{Distribution, Exp1, Gamma as GammaDist, StandardNormal};
 use rand_pcg::Pcg64;
@@ -403,24 +404,27 @@ impl LpNoise {
         Ok(g)
     }
 
-    /// `n` samples, row-major (`n × d`), drawn in parallel chunks with per-chunk streams
-    /// [`chunk_rng`]`(seed, k)`: identical for a given seed on any number of threads
-    /// (formulas.md §2 sampler).
+    /// `n` samples as the rows of an `n × d` array, drawn in parallel blocks of
+    /// [`CHUNK`] rows, block `k` from its own stream [`chunk_rng`]`(seed, k)`: identical
+    /// for a given seed on any number of threads (formulas.md §2 sampler).
     ///
     /// ```
     /// let n = densities::lp_noise::LpNoise::new(2, 2.0, 2.0).unwrap();
-    /// assert_eq!(n.sample_n(10, 5).len(), 20);
+    /// assert_eq!(n.sample_n(10, 5).dim(), (10, 2));
     /// assert_eq!(n.sample_n(10, 5), n.sample_n(10, 5));
     /// ```
-    pub fn sample_n(&self, n: usize, seed: u64) -> Vec<f64> {
-        let d = self.d;
-        let mut out = vec![0.0; n * d];
-        out.par_chunks_mut(CHUNK * d)
+    pub fn sample_n(&self, n: usize, seed: u64) -> Array2<f64> {
+        let mut out = Array2::zeros((n, self.d));
+        out.axis_chunks_iter_mut(Axis(0), CHUNK)
+            .into_par_iter()
             .enumerate()
-            .for_each(|(k, block)| {
+            .for_each(|(k, mut block)| {
                 let mut rng = chunk_rng(seed, k as u64);
                 let sampler = self.sampler();
-                for x in block.chunks_exact_mut(d) {
+                for mut x in block.rows_mut() {
+                    let x = x
+                        .as_slice_mut()
+                        .expect("rows of a new array are contiguous");
                     sampler.draw(&mut rng, x);
                     if self.scale != 1.0 {
                         x.iter_mut().for_each(|v| *v *= self.scale);
@@ -615,6 +619,7 @@ pub fn estimate_fisher(noise: &LpNoise, mc: MonteCarlo) -> FisherEstimate {
         .map(|k| {
             let len = CHUNK.min(n - k * CHUNK);
             let mut rng = chunk_rng(mc.seed, k as u64);
+            // One reused d-vector per draw, as in `llr_samples`.
             let mut x = vec![0.0; d];
             let mut grad = vec![0.0; d];
             let mut s = [0.0f64; 5];
@@ -845,6 +850,8 @@ pub fn llr_samples(noise: &LpNoise, v: &[f64], mc: MonteCarlo) -> Result<LlrSamp
         .for_each(|(k, (nc, ac))| {
             let mut rng = chunk_rng(mc.seed, k as u64);
             let sampler = noise.sampler();
+            // Each draw is used once, so it goes into one reused d-vector rather than a
+            // CHUNK × d block as in `sample_n` (the same draws, less memory traffic).
             let mut x = vec![0.0; d];
             for (l0, l1) in nc.iter_mut().zip(ac.iter_mut()) {
                 let phi_x = sampler.draw(&mut rng, &mut x);

@@ -168,7 +168,11 @@ fn sampler_moments_match_closed_forms() {
             let noise = LpNoise::new(d, p, a).unwrap().with_scale(1.7).unwrap();
             let xs = noise.sample_n(n_samples, 11);
             // E φ(X) = E‖X/s‖_p^a = d/a (φ(X) ~ Gamma(d/a)).
-            let (m, se) = mean_se(xs.chunks_exact(d).map(|x| noise.phi(x).unwrap()));
+            let (m, se) = mean_se(
+                xs.rows()
+                    .into_iter()
+                    .map(|x| noise.phi(x.as_slice().unwrap()).unwrap()),
+            );
             let want = noise.mean_phi();
             assert!(
                 (m - want).abs() < 4.5 * se,
@@ -177,7 +181,8 @@ fn sampler_moments_match_closed_forms() {
             assert!((se / (want / n_samples as f64).sqrt() - 1.0).abs() < 0.05);
             // E X_1² (all coordinates pooled per draw).
             let (m, se) = mean_se(
-                xs.chunks_exact(d)
+                xs.rows()
+                    .into_iter()
                     .map(|x| x.iter().map(|v| v * v).sum::<f64>() / d as f64),
             );
             let want = noise.coord_second_moment();
@@ -186,7 +191,7 @@ fn sampler_moments_match_closed_forms() {
                 "EX² d={d} p={p} a={a}: {m} vs {want} (se {se})"
             );
             // Symmetry: E X_1 = 0.
-            let (m, se) = mean_se(xs.chunks_exact(d).map(|x| x[0]));
+            let (m, se) = mean_se(xs.column(0).iter().copied());
             assert!(m.abs() < 4.5 * se, "EX₁ d={d} p={p} a={a}: {m}");
         }
     }
@@ -201,7 +206,7 @@ fn sampler_marginal_cdf_matches_quadrature_in_two_dimensions() {
         let noise = LpNoise::new(2, p, a).unwrap();
         let xs = noise.sample_n(n, 5);
         for (t, f) in ts.iter().zip(&cdf) {
-            let emp = xs.chunks_exact(2).filter(|x| x[1] <= *t).count() as f64 / n as f64;
+            let emp = xs.column(1).iter().filter(|&x| x <= t).count() as f64 / n as f64;
             let se = (f * (1.0 - f) / n as f64).sqrt();
             assert!(
                 (emp - f).abs() < 4.5 * se,
@@ -484,5 +489,53 @@ fn fig11_random_direction_is_nearly_gaussian_e1_is_not() {
         if p != 2.0 {
             assert!(w_e1 > 0.08, "p={p} a={a}: e1 deviates only {w_e1}");
         }
+    }
+}
+
+/// The rows of `sample_n` are the draws behind `llr_samples` and `estimate_fisher` (same
+/// chunk streams): the log-likelihood ratios recomputed from the sample matrix with the
+/// public, scaled `phi` match `llr_samples` (which works in unscaled coordinates), and
+/// the Fisher scalar recomputed with `grad_phi` matches `estimate_fisher`.
+#[test]
+fn sample_matrix_reproduces_the_monte_carlo_statistics() {
+    let n = 2 * 8192 + 77;
+    for &(p, a) in &CONFIGS {
+        let noise = LpNoise::normalised(6, p, a).unwrap();
+        let v = [0.7, -0.2, 0.0, 0.1, 0.0, 0.3];
+        let mc = MonteCarlo::new(n, 31).unwrap();
+        let xs = noise.sample_n(n, 31);
+        assert_eq!(xs.dim(), (n, 6));
+        let shifted = |x: &[f64], sign: f64| -> Vec<f64> {
+            x.iter().zip(&v).map(|(a, b)| a + sign * b).collect()
+        };
+        let (mut null, mut alt) = (Vec::new(), Vec::new());
+        let mut grad = [0.0; 6];
+        let mut g_sum = 0.0;
+        for x in xs.rows() {
+            let x = x.as_slice().unwrap();
+            let phi = noise.phi(x).unwrap();
+            null.push(phi - noise.phi(&shifted(x, -1.0)).unwrap());
+            alt.push(noise.phi(&shifted(x, 1.0)).unwrap() - phi);
+            noise.grad_phi(x, &mut grad).unwrap();
+            g_sum += grad.iter().map(|g| g * g).sum::<f64>() / 6.0;
+        }
+        null.sort_by(f64::total_cmp);
+        alt.sort_by(f64::total_cmp);
+        let l = llr_samples(&noise, &v, mc).unwrap();
+        for (got, want) in [(l.null(), &null), (l.alt(), &alt)] {
+            for (g, w) in got.iter().zip(want.iter()) {
+                assert!(
+                    (g - w).abs() < 1e-9 * (1.0 + w.abs()),
+                    "p={p} a={a}: {g} vs {w}"
+                );
+            }
+        }
+        let f = estimate_fisher(&noise, mc);
+        let c = g_sum / n as f64;
+        assert!(
+            (f.scalar / c - 1.0).abs() < 1e-12,
+            "p={p} a={a}: {} vs {c}",
+            f.scalar
+        );
     }
 }

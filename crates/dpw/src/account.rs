@@ -261,6 +261,10 @@ pub fn render_json(req: &AccountRequest, r: &AccountResult) -> String {
 }
 
 /// An aligned summary for people.
+///
+/// By hand rather than through `comfy-table` (which lays out `dpw calibrate`'s table):
+/// this is a labelled list, not a table: one bracket of three fixed labels whose widths
+/// are constant, around free-text lines that no column layout would help.
 pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
     let [lo, est, hi] = values(req, r);
     let mut out = String::new();

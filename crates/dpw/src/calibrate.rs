@@ -487,13 +487,16 @@ fn render_table(req: &Request, rows: &[Row]) -> String {
         "E X^2",
         "max error",
     ];
-    let mut cells: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
+    let mut table = comfy_table::Table::new();
+    table
+        .load_preset(comfy_table::presets::NOTHING)
+        .set_header(header);
     let mut notes = Vec::new();
     for r in rows {
         match &r.result {
             Ok(n) => {
                 let le = if n.upper_bounds { "<= " } else { "" };
-                cells.push(vec![
+                table.add_row([
                     r.mechanism.to_string(),
                     r.parameter.to_string(),
                     short(n.scale),
@@ -504,7 +507,7 @@ fn render_table(req: &Request, rows: &[Row]) -> String {
                 notes.push(format!("{}: {}", r.mechanism, r.note));
             }
             Err(why) => {
-                cells.push(vec![
+                table.add_row([
                     r.mechanism.to_string(),
                     r.parameter.to_string(),
                     "-".into(),
@@ -516,29 +519,17 @@ fn render_table(req: &Request, rows: &[Row]) -> String {
             }
         }
     }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| {
-            cells
-                .iter()
-                .map(|r| r[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for row in &cells {
-        let line: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, s)| {
-                let pad = widths[c] - s.chars().count();
-                if c < 2 {
-                    format!("{s}{}", " ".repeat(pad))
-                } else {
-                    format!("{}{s}", " ".repeat(pad))
-                }
-            })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
+    // No borders; two spaces between columns and none at the edges; names to the left,
+    // numbers to the right.
+    let last = header.len() - 1;
+    for (c, column) in table.column_iter_mut().enumerate() {
+        column.set_padding((u16::from(c > 0), u16::from(c < last)));
+        if c >= 2 {
+            column.set_cell_alignment(comfy_table::CellAlignment::Right);
+        }
+    }
+    for line in table.lines() {
+        out.push_str(line.trim_end());
         out.push('\n');
     }
     out.push('\n');

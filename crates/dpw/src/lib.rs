@@ -12,7 +12,6 @@ pub mod cli;
 pub mod error;
 pub mod experiments;
 pub mod grid;
-pub mod keypath;
 pub mod manifest;
 pub mod output;
 pub mod ranges;

@@ -21,7 +21,6 @@
 
 use crate::error::{one_line, DpwError, KeyError};
 use crate::experiments::Job;
-use crate::keypath::KeyTree;
 use crate::registry;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -163,7 +162,6 @@ fn golden_path(manifest: &Path, id: &str) -> PathBuf {
 /// into its own struct with errors that carry the full key path.
 pub struct ParamsInput<'a> {
     text: &'a str,
-    keys: &'a KeyTree,
     dir: &'a Path,
 }
 
@@ -179,15 +177,41 @@ impl ParamsInput<'_> {
         struct OnlyParams<T> {
             params: T,
         }
-        toml::from_str::<OnlyParams<T>>(self.text)
-            .map(|p| p.params)
-            .map_err(|e| toml_error(&e, self.keys))
+        from_toml::<OnlyParams<T>>(self.text).map(|p| p.params)
     }
 }
 
-/// Turns a `toml` deserialisation error into a one-line key error.
-fn toml_error(e: &toml::de::Error, keys: &KeyTree) -> KeyError {
-    let path = e.span().map(|s| keys.path_at(s)).unwrap_or_default();
+/// Deserialises a manifest's text into `T`; a failure becomes a one-line key error whose
+/// key is the path `serde_path_to_error` tracked down to the failing key or value.
+fn from_toml<T: DeserializeOwned>(text: &str) -> Result<T, KeyError> {
+    serde_path_to_error::deserialize(toml::Deserializer::new(text))
+        .map_err(|e| toml_error(&key_path(e.path()), e.inner()))
+}
+
+/// The dotted key path of the error messages: `params.panels[0].epsilon` (empty at the
+/// top level).
+fn key_path(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            // A key that is not a string: TOML has none.
+            Segment::Unknown => {}
+        }
+    }
+    out
+}
+
+/// Turns a `toml` deserialisation error at key `path` into a one-line key error.
+fn toml_error(path: &str, e: &toml::de::Error) -> KeyError {
+    let path = path.to_string();
     // serde names Rust integer types; say what range a user may write instead.
     let message = one_line(e.message())
         .replace("expected u64", "expected a whole number in [0, 1.8e19]")
@@ -334,15 +358,15 @@ pub fn load_with(path: &Path, sets: &[(String, String)]) -> Result<Manifest, Dpw
     } else {
         apply_sets(&text, sets).map_err(|e| e.in_file(&file))?
     };
-    let keys = KeyTree::parse(&text).map_err(|e| {
+    // Syntax first, so that a syntax error is reported at its line and column.
+    toml::from_str::<toml::Table>(&text).map_err(|e| {
         let at = e.span().map(|s| line_col(&text, s.start));
         let key = at.map_or("syntax".to_string(), |(l, c)| {
             format!("line {l}, column {c}")
         });
         KeyError::new(key, format!("TOML syntax error: {}", one_line(e.message()))).in_file(&file)
     })?;
-    let doc: ManifestDoc =
-        toml::from_str(&text).map_err(|e| toml_error(&e, &keys).in_file(&file))?;
+    let doc: ManifestDoc = from_toml(&text).map_err(|e| e.in_file(&file))?;
     let err = |key: &str, message: String| KeyError::new(key, message).in_file(&file);
 
     let stem = path
@@ -377,7 +401,6 @@ pub fn load_with(path: &Path, sets: &[(String, String)]) -> Result<Manifest, Dpw
 
     let job = (kind.prepare)(&ParamsInput {
         text: &text,
-        keys: &keys,
         dir: path.parent().unwrap_or(Path::new("")),
     })
     .map_err(|e| e.in_file(&file))?;

@@ -4,6 +4,7 @@
 use crate::axis::{fit, tick_label};
 use crate::spec::{parse_color, LineStyle, PanelKind, PanelSpec, PlotSpec, Point, SeriesStyle};
 use crate::PlotError;
+use ndarray::{Array2, ArrayView2};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -119,7 +120,10 @@ pub fn draw<DB: DrawingBackend>(
     for (panel, cell) in spec.panels.iter().zip(cells.iter()) {
         match panel.kind {
             PanelKind::Lines => draw_panel(cell, panel, spec, points)?,
-            PanelKind::Heatmap => draw_heatmap(cell, panel, points, zrange)?,
+            PanelKind::Heatmap => {
+                let cells = heatmap_cells(panel, points)?;
+                draw_heatmap(cell, &panel.title, cells.view(), zrange)?
+            }
         }
     }
     if heatmaps_only(spec) {
@@ -299,18 +303,50 @@ pub fn colormap(t: f64) -> RGBColor {
     RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
 
-fn draw_heatmap<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    panel: &PanelSpec,
-    points: &[Point],
-    (zlo, zhi): (f64, f64),
-) -> Result<(), PlotError> {
-    let cells: Vec<&Point> = points
+/// Largest number of heatmap rows or columns: a bound on the grid a table can ask for.
+const MAX_CELLS: usize = 4096;
+
+/// The values of a heatmap panel as a `rows × columns` grid, `[y, x]` holding the `z` of
+/// the point at cell `(x, y)`; a cell without a point (or without a value) is NaN and is
+/// left blank. Errors: a finite cell index that is not a whole number in `[0, 4096)`.
+pub fn heatmap_cells(panel: &PanelSpec, points: &[Point]) -> Result<Array2<f64>, PlotError> {
+    let mut cells = Vec::new();
+    // Points off the plane (non-finite x or y) are skipped, as on line panels.
+    for p in points
         .iter()
         .filter(|p| p.panel == panel.key && p.x.is_finite() && p.y.is_finite())
-        .collect();
-    let cols = cells.iter().map(|p| p.x).fold(0.0, f64::max) + 1.0;
-    let rows = cells.iter().map(|p| p.y).fold(0.0, f64::max) + 1.0;
+    {
+        let index = |v: f64| {
+            (v.fract() == 0.0 && (0.0..MAX_CELLS as f64).contains(&v)).then_some(v as usize)
+        };
+        match (index(p.x), index(p.y)) {
+            (Some(c), Some(r)) => cells.push((r, c, p.z.unwrap_or(f64::NAN))),
+            _ => {
+                return Err(PlotError::Data(format!(
+                    "heatmap panel \"{}\": cell x = {}, y = {} is not a whole number in [0, {MAX_CELLS})",
+                    panel.key, p.x, p.y
+                )))
+            }
+        }
+    }
+    let rows = cells.iter().map(|c| c.0 + 1).max().unwrap_or(1);
+    let cols = cells.iter().map(|c| c.1 + 1).max().unwrap_or(1);
+    let mut grid = Array2::from_elem((rows, cols), f64::NAN);
+    for (r, c, z) in cells {
+        grid[[r, c]] = z;
+    }
+    Ok(grid)
+}
+
+/// Draws a heatmap panel: cell `[r, c]` of `cells` as a unit square, row 0 at the top,
+/// coloured on the shared scale `zlo..zhi`.
+fn draw_heatmap<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    cells: ArrayView2<f64>,
+    (zlo, zhi): (f64, f64),
+) -> Result<(), PlotError> {
+    let (rows, cols) = (cells.nrows() as f64, cells.ncols() as f64);
     let (w, h) = area.dim_in_pixel();
     let caption = 34;
     let side = (w.saturating_sub(24))
@@ -318,7 +354,7 @@ fn draw_heatmap<DB: DrawingBackend>(
         .max(10);
     let mx = (w - side) / 2;
     let mut chart = ChartBuilder::on(area)
-        .caption(panel.title.clone(), (FONT, 16))
+        .caption(title, (FONT, 16))
         .margin_left(mx)
         .margin_right(mx)
         .margin_top(6)
@@ -326,12 +362,16 @@ fn draw_heatmap<DB: DrawingBackend>(
         .build_cartesian_2d(0.0..cols, 0.0..rows)
         .map_err(err)?;
     chart
-        .draw_series(cells.iter().map(|p| {
-            let t = (p.z.unwrap_or(f64::NAN) - zlo) / (zhi - zlo);
-            // Row 0 at the top.
-            let top = rows - p.y;
-            Rectangle::new([(p.x, top), (p.x + 1.0, top - 1.0)], colormap(t).filled())
-        }))
+        .draw_series(
+            cells
+                .indexed_iter()
+                .filter(|(_, z)| !z.is_nan())
+                .map(|((r, c), z)| {
+                    let t = (z - zlo) / (zhi - zlo);
+                    let (x, top) = (c as f64, rows - r as f64);
+                    Rectangle::new([(x, top), (x + 1.0, top - 1.0)], colormap(t).filled())
+                }),
+        )
         .map_err(err)?;
     Ok(())
 }

@@ -111,15 +111,14 @@ impl Job for HeatmapRelease {
         let truth =
             synthetic_city(self.side, self.trips, self.city_seed).map_err(|e| e.to_string())?;
         let r = heatmap_release(
-            &truth,
-            self.side,
+            truth.view(),
             self.epsilon,
             self.delta,
             self.sensitivity,
             self.noise_seed,
         )
         .map_err(|e| e.to_string())?;
-        let fields: [(&[f64], f64); 5] = [
+        let fields = [
             (&truth, 0.0),
             (&r.raw.field, r.raw.rmse),
             (&r.james_stein.field, r.james_stein.rmse),
@@ -128,12 +127,13 @@ impl Job for HeatmapRelease {
         ];
         let mut table = Table::new(self.extra_columns());
         for (panel, (field, rmse)) in PANELS.iter().zip(fields) {
-            for (i, &v) in field.iter().enumerate() {
+            // Row by row: the order of the checked-in CSV.
+            for ((row, col), &v) in field.indexed_iter() {
                 table.push(Row {
                     panel: panel.to_string(),
                     series: "field".into(),
-                    x: (i % self.side) as f64,
-                    y: (i / self.side) as f64,
+                    x: col as f64,
+                    y: row as f64,
                     extra: vec![v, rmse],
                 });
             }

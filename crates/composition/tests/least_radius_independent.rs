@@ -238,12 +238,10 @@ fn direct_delta(pmf: &[f64], offset: i64, inf: f64, k: u64, h: f64, eps: f64) ->
     1.0 - (1.0 - inf).powi(k as i32) + finite
 }
 
-/// The FFT accountant's certified brackets at the pessimistic radius against a bracket
-/// that shares no code with it (direct convolution, losses rounded up and down on a grid
-/// of step 1e-3): its upper bound is not below the direct lower bound and its lower bound
-/// not above the direct upper bound. And 3 % below the estimate of the exact least R the
-/// direct lower bound is above δ (the radius is not much too large). The grid is too
-/// coarse for the direct upper bound to resolve the pessimistic radius's 1–4 % slack.
+/// At the pessimistic radius (k = 5) the direct upper bound (direct convolution, losses
+/// rounded up on a grid of step 1e-3; no code shared with the FFT accountant) is at most
+/// δ; the FFT accountant's certified brackets overlap the direct ones; and 3 % below the
+/// estimate of the exact least R the direct lower bound is above δ (not much too large).
 #[test]
 fn direct_convolution_brackets_the_least_radius() {
     use composition::pld::{shifted_noise_delta, Bound};
@@ -288,8 +286,8 @@ fn direct_convolution_brackets_the_least_radius() {
         "{at}: FFT lower bound above the direct upper bound"
     );
     assert!(
-        d_down <= delta,
-        "{at}: the pessimistic radius is unsafe by the direct lower bound"
+        d_up <= delta,
+        "{at}: the pessimistic radius is not safe by the direct upper bound"
     );
     let below = 0.97 * est.radius;
     let down = direct(below, false);

@@ -122,43 +122,42 @@ fn laplace_and_gaussian_rows_match_their_closed_forms() {
 fn truncated_laplacian_row_by_quadrature() {
     for (i, eps) in EPS.into_iter().enumerate() {
         for delta in DELTAS {
-            for s in [SENS[i % 2]] {
-                let req = Request::new(eps, delta, 1.0, s, BETA).unwrap();
-                let rows = calibrate(&req);
-                let at = format!("eps={eps} delta={delta} s={s}");
-                let n = row(&rows, "truncated Laplacian").unwrap();
-                let lambda = s / eps;
-                assert!(rel(n.scale, lambda) < 1e-15, "{at}: lambda {}", n.scale);
-                let a = lambda * ((eps.exp() - 1.0) / (2.0 * delta)).ln_1p();
-                // Density on [−A, A] (unnormalised e^{−|x|/λ}); Z, δ, moments and the
-                // β-quantile by Simpson on [0, A] (symmetric) or [−A, Δ − A].
-                let u = |x: f64| (-x.abs() / lambda).exp();
-                let panels = 200_000;
-                let z = 2.0 * simpson(u, 0.0, a, panels);
-                assert!(s <= a, "{at}");
-                let d = simpson(u, -a, s - a, panels) / z;
-                assert!(d <= delta * (1.0 + 1e-9), "{at}: delta of TL = {d}");
-                assert!(d >= delta * (1.0 - 1e-6), "{at}: TL not tight, delta = {d}");
-                let m1 = 2.0 * simpson(|x| x * u(x), 0.0, a, panels) / z;
-                let m2 = 2.0 * simpson(|x| x * x * u(x), 0.0, a, panels) / z;
-                assert!(
-                    rel(n.mean_abs, m1) < 1e-9,
-                    "{at}: E|X| {} vs {m1}",
-                    n.mean_abs
-                );
-                assert!(
-                    rel(n.second_moment, m2) < 1e-9,
-                    "{at}: E X^2 {} vs {m2}",
-                    n.second_moment
-                );
-                // P(|X| > max_error) = β (or the edge A when β is beyond the support).
-                let t = n.max_error;
-                let tail = 2.0 * simpson(u, t, a, panels) / z;
-                if t < a {
-                    assert!(rel(tail, BETA) < 1e-8, "{at}: P(|X| > {t}) = {tail}");
-                } else {
-                    assert!(tail <= BETA, "{at}");
-                }
+            let s = SENS[i % 2];
+            let req = Request::new(eps, delta, 1.0, s, BETA).unwrap();
+            let rows = calibrate(&req);
+            let at = format!("eps={eps} delta={delta} s={s}");
+            let n = row(&rows, "truncated Laplacian").unwrap();
+            let lambda = s / eps;
+            assert!(rel(n.scale, lambda) < 1e-15, "{at}: lambda {}", n.scale);
+            let a = lambda * ((eps.exp() - 1.0) / (2.0 * delta)).ln_1p();
+            // Density on [−A, A] (unnormalised e^{−|x|/λ}); Z, δ, moments and the
+            // β-quantile by Simpson on [0, A] (symmetric) or [−A, Δ − A].
+            let u = |x: f64| (-x.abs() / lambda).exp();
+            let panels = 200_000;
+            let z = 2.0 * simpson(u, 0.0, a, panels);
+            assert!(s <= a, "{at}");
+            let d = simpson(u, -a, s - a, panels) / z;
+            assert!(d <= delta * (1.0 + 1e-9), "{at}: delta of TL = {d}");
+            assert!(d >= delta * (1.0 - 1e-6), "{at}: TL not tight, delta = {d}");
+            let m1 = 2.0 * simpson(|x| x * u(x), 0.0, a, panels) / z;
+            let m2 = 2.0 * simpson(|x| x * x * u(x), 0.0, a, panels) / z;
+            assert!(
+                rel(n.mean_abs, m1) < 1e-9,
+                "{at}: E|X| {} vs {m1}",
+                n.mean_abs
+            );
+            assert!(
+                rel(n.second_moment, m2) < 1e-9,
+                "{at}: E X^2 {} vs {m2}",
+                n.second_moment
+            );
+            // P(|X| > max_error) = β (or the edge A when β is beyond the support).
+            let t = n.max_error;
+            let tail = 2.0 * simpson(u, t, a, panels) / z;
+            if t < a {
+                assert!(rel(tail, BETA) < 1e-8, "{at}: P(|X| > {t}) = {tail}");
+            } else {
+                assert!(tail <= BETA, "{at}");
             }
         }
     }

@@ -222,9 +222,8 @@ fn mixed_reduces_to_dp_and_br() {
                     rel(a, b) < 1e-11 || (a - b).abs() < 1e-300,
                     "dp k={k} eps={eps} eg={eg}: {a} vs {b}"
                 );
-                let c = mixed_delta(0, k, eps, eg).unwrap();
-                let d = br_delta(k, eps, eg).unwrap();
-                assert_eq!(c, d);
+                // ℓ = 0 (all BR) is br_delta itself, which calls mixed_delta(0, k): it is
+                // checked against brute force and DDR19 written out in br_independent.rs.
             }
         }
     }

@@ -2,16 +2,19 @@
 //! a grid, and one legend for all panels underneath.
 
 use crate::axis::{fit, tick_label};
-use crate::spec::{parse_color, LineStyle, PanelKind, PanelSpec, PlotSpec, Point, SeriesStyle};
+use crate::markup::{self, Shift as Script};
+use crate::spec::{resolve_color, LineStyle, PanelKind, PanelSpec, PlotSpec, Point, SeriesStyle};
 use crate::PlotError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::FontTransform;
 
 const FONT: &str = "sans-serif";
 const TITLE_HEIGHT: u32 = 44;
 const LEGEND_ROW: u32 = 24;
 const SAMPLE_LEN: i32 = 34;
+const CAPTION_HEIGHT: u32 = 26;
 
 /// Size of the whole image in pixels for `spec` (panels, title and legend).
 pub fn image_size(spec: &PlotSpec) -> (u32, u32) {
@@ -40,7 +43,7 @@ fn legend_layout(spec: &PlotSpec, width: u32) -> (usize, u32) {
     let longest = spec
         .series
         .iter()
-        .map(|s| s.label.chars().count())
+        .map(|s| markup::plain(&s.label).chars().count())
         .max()
         .unwrap_or(0) as u32;
     let entry = entry_width(longest);
@@ -54,7 +57,7 @@ fn entry_width(label_chars: u32) -> u32 {
 }
 
 fn rgb(s: &SeriesStyle) -> RGBColor {
-    let (r, g, b) = parse_color(&s.color).unwrap_or((0, 0, 0));
+    let (r, g, b) = resolve_color(&s.color).unwrap_or((0, 0, 0));
     RGBColor(r, g, b)
 }
 
@@ -67,6 +70,18 @@ pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     spec: &PlotSpec,
     points: &[Point],
+) -> Result<(), PlotError> {
+    draw_only(root, spec, points, &|_, _| true)
+}
+
+/// [`draw`], but of the line panels' series only those `(panel key, series key)` for
+/// which `keep` says true are drawn; axes, legend and heatmaps are unchanged (axis ranges
+/// still cover every point). Used to measure what each series adds to the image.
+pub fn draw_only<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    spec: &PlotSpec,
+    points: &[Point],
+    keep: &dyn Fn(&str, &str) -> bool,
 ) -> Result<(), PlotError> {
     if let Some(p) = points
         .iter()
@@ -83,17 +98,17 @@ pub fn draw<DB: DrawingBackend>(
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
     let (panel_area, legend_area) = rest.split_vertically(height - TITLE_HEIGHT - legend_h);
 
-    title_area
-        .draw(&Text::new(
-            spec.title.clone(),
-            (width as i32 / 2, 12),
-            (FONT, 20)
-                .into_font()
-                .style(FontStyle::Bold)
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Center, VPos::Top)),
-        ))
-        .map_err(err)?;
+    draw_rich(
+        &title_area,
+        &spec.title,
+        (width as i32 / 2, 22),
+        Rich {
+            size: 20.0,
+            bold: true,
+            anchor: HPos::Center,
+            vertical: false,
+        },
+    )?;
 
     let cols = spec.columns.min(spec.panels.len() as u32) as usize;
     let rows = spec.panels.len().div_ceil(cols);
@@ -118,7 +133,7 @@ pub fn draw<DB: DrawingBackend>(
     };
     for (panel, cell) in spec.panels.iter().zip(cells.iter()) {
         match panel.kind {
-            PanelKind::Lines => draw_panel(cell, panel, spec, points)?,
+            PanelKind::Lines => draw_panel(cell, panel, spec, points, keep)?,
             PanelKind::Heatmap => draw_heatmap(cell, panel, points, zrange)?,
         }
     }
@@ -136,6 +151,7 @@ fn draw_panel<DB: DrawingBackend>(
     panel: &PanelSpec,
     spec: &PlotSpec,
     points: &[Point],
+    keep: &dyn Fn(&str, &str) -> bool,
 ) -> Result<(), PlotError> {
     let mine: Vec<&Point> = points.iter().filter(|p| p.panel == panel.key).collect();
     let xs: Vec<f64> = mine.iter().map(|p| p.x).collect();
@@ -147,17 +163,50 @@ fn draw_panel<DB: DrawingBackend>(
     let xa = fit(panel.x.scale, &xs, panel.x.min, panel.x.max);
     let ya = fit(panel.y.scale, &ys, panel.y.min, panel.y.max);
 
-    let mut chart = ChartBuilder::on(area)
-        .caption(panel.title.clone(), (FONT, 16))
+    // Caption and axis labels are drawn here rather than by plotters, so that their
+    // sub/superscripts are laid out (see `draw_rich`).
+    let (caption, body) = area.split_vertically(CAPTION_HEIGHT);
+    let (cw, _) = caption.dim_in_pixel();
+    draw_rich(
+        &caption,
+        &panel.title,
+        (cw as i32 / 2, CAPTION_HEIGHT as i32 / 2 + 4),
+        Rich {
+            size: 16.0,
+            bold: false,
+            anchor: HPos::Center,
+            vertical: false,
+        },
+    )?;
+    let mut chart = ChartBuilder::on(&body)
         .margin(12)
+        .margin_top(4)
         .x_label_area_size(46)
         .y_label_area_size(62)
         .build_cartesian_2d(xa, ya)
         .map_err(err)?;
+    let (px, py) = chart.plotting_area().get_pixel_range();
+    let (bx, by) = body.get_base_pixel();
+    let desc = |vertical| Rich {
+        size: 13.0,
+        bold: false,
+        anchor: HPos::Center,
+        vertical,
+    };
+    draw_rich(
+        &body,
+        &panel.x.label,
+        ((px.start + px.end) / 2 - bx, py.end - by + 34),
+        desc(false),
+    )?;
+    draw_rich(
+        &body,
+        &panel.y.label,
+        (px.start - bx - 54, (py.start + py.end) / 2 - by),
+        desc(true),
+    )?;
     chart
         .configure_mesh()
-        .x_desc(panel.x.label.clone())
-        .y_desc(panel.y.label.clone())
         .x_labels(8)
         .y_labels(8)
         .x_label_formatter(&|v| tick_label(*v))
@@ -169,7 +218,7 @@ fn draw_panel<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
 
-    for style in &spec.series {
+    for style in spec.series.iter().filter(|s| keep(&panel.key, &s.key)) {
         let mut pts: Vec<&Point> = mine
             .iter()
             .copied()
@@ -235,7 +284,7 @@ fn draw_legend<DB: DrawingBackend>(
     let longest = spec
         .series
         .iter()
-        .map(|s| s.label.chars().count())
+        .map(|s| markup::plain(&s.label).chars().count())
         .max()
         .unwrap_or(0) as u32;
     let entry = entry_width(longest) as i32;
@@ -264,15 +313,87 @@ fn draw_legend<DB: DrawingBackend>(
             area.draw(&Circle::new((x + SAMPLE_LEN / 2, y), 3, color.filled()))
                 .map_err(err)?;
         }
-        area.draw(&Text::new(
-            s.label.clone(),
+        draw_rich(
+            area,
+            &s.label,
             (x + SAMPLE_LEN + 8, y),
-            (FONT, 13)
-                .into_font()
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Left, VPos::Center)),
-        ))
-        .map_err(err)?;
+            Rich {
+                size: 13.0,
+                bold: false,
+                anchor: HPos::Left,
+                vertical: false,
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// How a piece of [`draw_rich`] text is set.
+#[derive(Clone, Copy)]
+struct Rich {
+    /// Font size of the baseline runs.
+    size: f64,
+    bold: bool,
+    /// Which end of the text `at` is (along the reading direction).
+    anchor: HPos,
+    /// Reads bottom to top (a y-axis label).
+    vertical: bool,
+}
+
+/// Draws `text` with its sub/superscripts laid out (see [`markup`]): runs one after the
+/// other, scripts at 70 % size shifted off the line; `at` is the middle of the line's
+/// height at the `anchor` end.
+fn draw_rich<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    at: (i32, i32),
+    how: Rich,
+) -> Result<(), PlotError> {
+    let runs = markup::segments(text);
+    let style = |shift: Script| {
+        let size = match shift {
+            Script::Base => how.size,
+            _ => 0.7 * how.size,
+        };
+        let mut font = (FONT, size).into_font();
+        if how.bold {
+            font = font.style(FontStyle::Bold);
+        }
+        if how.vertical {
+            font = font.transform(FontTransform::Rotate270);
+        }
+        font.color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center))
+    };
+    let widths: Vec<i32> = runs
+        .iter()
+        .map(|r| {
+            area.estimate_text_size(&r.text, &style(r.shift))
+                .map(|(w, _)| w as i32)
+                .map_err(err)
+        })
+        .collect::<Result<_, _>>()?;
+    let total: i32 = widths.iter().sum();
+    let mut along = match how.anchor {
+        HPos::Left => 0,
+        HPos::Center => -total / 2,
+        HPos::Right => -total,
+    };
+    for (run, w) in runs.iter().zip(&widths) {
+        // Offset across the line (positive = down the page when read horizontally).
+        let across = match run.shift {
+            Script::Base => 0.0,
+            Script::Sub => 0.3 * how.size,
+            Script::Sup => -0.35 * how.size,
+        }
+        .round() as i32;
+        let pos = if how.vertical {
+            (at.0 + across, at.1 - along)
+        } else {
+            (at.0 + along, at.1 + across)
+        };
+        area.draw(&Text::new(run.text.clone(), pos, style(run.shift)))
+            .map_err(err)?;
+        along += w;
     }
     Ok(())
 }

@@ -38,7 +38,10 @@ fn every_legend_entry_is_visible_in_every_panel_it_has_points_in() {
         let vis = plotting::visibility(&spec, &points).expect("render");
         for v in vis {
             if std::env::var("DPW_SHOW_VIS").is_ok() {
-                eprintln!("{} {} {} {} {}", m.id, v.panel, v.series, v.visible, v.alone);
+                eprintln!(
+                    "{} {} {} {} {}",
+                    m.id, v.panel, v.series, v.visible, v.alone
+                );
             }
             let ok = v.visible >= MIN_VISIBLE && v.visible as f64 >= MIN_SHARE * v.alone as f64;
             if !ok {
@@ -89,10 +92,7 @@ fn each_mechanism_has_one_colour_in_every_manifest() {
                 None
             };
             if let Some(p) = problem {
-                bad.push(format!(
-                    "{}: series {} (\"{}\"): {p}",
-                    m.id, s.key, s.label
-                ));
+                bad.push(format!("{}: series {} (\"{}\"): {p}", m.id, s.key, s.label));
             }
         }
     }
@@ -119,6 +119,9 @@ fn the_same_mechanism_key_maps_to_the_same_rgb_everywhere() {
     let mut all = std::collections::BTreeSet::new();
     for (mech, colours) in &seen {
         assert_eq!(colours.len(), 1, "{mech}: {colours:?}");
-        assert!(all.insert(*colours.iter().next().unwrap()), "{mech} shares a colour");
+        assert!(
+            all.insert(*colours.iter().next().unwrap()),
+            "{mech} shares a colour"
+        );
     }
 }

@@ -125,12 +125,7 @@ pub struct Visibility {
 /// visible in the finished figure (a series hidden under a later one of the same
 /// geometry shows 0). Measured by rendering the figure with and without it.
 pub fn visibility(spec: &PlotSpec, points: &[Point]) -> Result<Vec<Visibility>, PlotError> {
-    let count = |a: &[u8], b: &[u8]| {
-        a.chunks(3)
-            .zip(b.chunks(3))
-            .filter(|(p, q)| p != q)
-            .count()
-    };
+    let count = |a: &[u8], b: &[u8]| a.chunks(3).zip(b.chunks(3)).filter(|(p, q)| p != q).count();
     let (_, _, full) = render_rgb(spec, points, &|_, _| true)?;
     let (_, _, none) = render_rgb(spec, points, &|_, _| false)?;
     let mut out = Vec::new();

@@ -76,10 +76,12 @@ pub fn segments(s: &str) -> Vec<Segment> {
         let group = if shift == Shift::Base {
             None
         } else if chars.get(i + 1) == Some(&'{') {
-            chars[i + 2..]
-                .iter()
-                .position(|&d| d == '}')
-                .map(|len| (chars[i + 2..i + 2 + len].iter().collect::<String>(), len + 3))
+            chars[i + 2..].iter().position(|&d| d == '}').map(|len| {
+                (
+                    chars[i + 2..i + 2 + len].iter().collect::<String>(),
+                    len + 3,
+                )
+            })
         } else {
             chars
                 .get(i + 1)
@@ -123,7 +125,10 @@ mod tests {
     #[test]
     fn unicode_where_it_exists() {
         assert_eq!(segments("G_1"), vec![seg("G₁", Shift::Base)]);
-        assert_eq!(segments("exp(−‖x‖_p^a)"), vec![seg("exp(−‖x‖ₚᵃ)", Shift::Base)]);
+        assert_eq!(
+            segments("exp(−‖x‖_p^a)"),
+            vec![seg("exp(−‖x‖ₚᵃ)", Shift::Base)]
+        );
         assert_eq!(segments("|X_i|"), vec![seg("|Xᵢ|", Shift::Base)]);
         assert_eq!(segments("x^{10}"), vec![seg("x¹⁰", Shift::Base)]);
     }
@@ -159,7 +164,10 @@ mod tests {
             let p = plain(s);
             assert!(!p.contains(['_', '^', '{', '}']), "{s} -> {p}");
         }
-        assert_eq!(plain("noise · ε / √(k log(1/δ))"), "noise · ε / √(k log(1/δ))");
+        assert_eq!(
+            plain("noise · ε / √(k log(1/δ))"),
+            "noise · ε / √(k log(1/δ))"
+        );
         // A dangling marker or unclosed group is text, not lost.
         assert_eq!(plain("a_"), "a_");
         assert_eq!(plain("a_{b"), "a_{b");

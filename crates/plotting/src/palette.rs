@@ -39,7 +39,11 @@ pub fn lookup(name: &str) -> Option<&'static str> {
 }
 
 /// Shades of a mechanism's colour: `(suffix, weight of the mix, mixed with white?)`.
-const SHADES: [(&str, f64, bool); 3] = [("dark", 0.35, false), ("light", 0.35, true), ("pale", 0.6, true)];
+const SHADES: [(&str, f64, bool); 3] = [
+    ("dark", 0.35, false),
+    ("light", 0.35, true),
+    ("pale", 0.6, true),
+];
 
 /// The colour of a palette name, with an optional shade of a mechanism's colour
 /// (`"laplace:dark"`): the colour mixed with black or white.

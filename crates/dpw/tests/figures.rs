@@ -25,8 +25,10 @@ fn data(m: &Manifest) -> Table {
 /// A series counts as visible when at least this many of its pixels survive everything
 /// drawn after it (a marker alone is about 30 pixels, an uncovered line hundreds) …
 const MIN_VISIBLE: usize = 40;
-/// … and at least this share of what it draws on its own.
-const MIN_SHARE: f64 = 0.05;
+/// … and at least this share of what it draws on its own. (fig20's k ≥ 10 panels are the
+/// tightest, about 9 %: there the central limit makes every curve coincide, and the
+/// CLT curves are drawn dashed in a darker shade on top so that both remain visible.)
+const MIN_SHARE: f64 = 0.08;
 
 #[test]
 fn every_legend_entry_is_visible_in_every_panel_it_has_points_in() {

@@ -1,7 +1,7 @@
 //! Drawing a [`PlotSpec`] and its points on any plotters backend: a title, the panels on
 //! a grid, and one legend for all panels underneath.
 
-use crate::axis::{fit, tick_label};
+use crate::axis::{axis_labels, fit};
 use crate::markup::{self, Shift as Script};
 use crate::spec::{resolve_color, LineStyle, PanelKind, PanelSpec, PlotSpec, Point, SeriesStyle};
 use crate::PlotError;
@@ -30,7 +30,7 @@ fn heatmaps_only(spec: &PlotSpec) -> bool {
     spec.panels.iter().all(|p| p.kind == PanelKind::Heatmap)
 }
 
-const COLOR_BAR_HEIGHT: u32 = 56;
+const COLOR_BAR_HEIGHT: u32 = 72;
 
 /// Legend entries per row and the legend's height.
 fn legend_layout(spec: &PlotSpec, width: u32) -> (usize, u32) {
@@ -98,12 +98,26 @@ pub fn draw_only<DB: DrawingBackend>(
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
     let (panel_area, legend_area) = rest.split_vertically(height - TITLE_HEIGHT - legend_h);
 
+    // A title wider than the figure is set smaller, so that it stays inside the margins.
+    let title_font = (FONT, 20.0)
+        .into_font()
+        .style(FontStyle::Bold)
+        .color(&BLACK);
+    let (title_w, _) = title_area
+        .estimate_text_size(&markup::plain(&spec.title), &title_font)
+        .map_err(err)?;
+    let room = width.saturating_sub(24).max(1) as f64;
+    let title_size = if title_w as f64 > room {
+        (20.0 * room / title_w as f64).max(11.0)
+    } else {
+        20.0
+    };
     draw_rich(
         &title_area,
         &spec.title,
         (width as i32 / 2, 22),
         Rich {
-            size: 20.0,
+            size: title_size,
             bold: true,
             anchor: HPos::Center,
             vertical: false,
@@ -138,7 +152,11 @@ pub fn draw_only<DB: DrawingBackend>(
         }
     }
     if heatmaps_only(spec) {
-        draw_color_bar(&legend_area, zrange)?;
+        // The bar is labelled by the first series' legend text (what a cell counts), and
+        // says where the fixed colour range clips the data.
+        let label = spec.series.first().map_or("", |s| s.label.as_str());
+        let clipped = (zhi > zrange.1).then_some(zhi);
+        draw_color_bar(&legend_area, zrange, label, clipped)?;
     } else {
         draw_legend(&legend_area, spec, per_row)?;
     }
@@ -202,15 +220,19 @@ fn draw_panel<DB: DrawingBackend>(
     draw_rich(
         &body,
         &panel.y.label,
-        (px.start - bx - 54, (py.start + py.end) / 2 - by),
+        (px.start - bx - 60, (py.start + py.end) / 2 - by),
         desc(true),
     )?;
+    let (x_label, y_label) = (
+        axis_labels(xa.scale, &xa.ticks(8)),
+        axis_labels(ya.scale, &ya.ticks(8)),
+    );
     chart
         .configure_mesh()
         .x_labels(8)
         .y_labels(8)
-        .x_label_formatter(&|v| tick_label(*v))
-        .y_label_formatter(&|v| tick_label(*v))
+        .x_label_formatter(&|v| x_label(*v))
+        .y_label_formatter(&|v| y_label(*v))
         .label_style((FONT, 12))
         .axis_desc_style((FONT, 13))
         .bold_line_style(RGBColor(225, 225, 225))
@@ -252,7 +274,18 @@ fn draw_panel<DB: DrawingBackend>(
         let bars: Vec<(f64, f64, f64, f64)> = pts
             .iter()
             .filter_map(|p| match (p.y_lo, p.y_hi) {
-                (Some(lo), Some(hi)) if ya.admits(lo) && ya.admits(hi) && hi > lo => {
+                // A bar shorter than the line is wide would only draw its caps, which
+                // read as markers: such bars are left out (they are narrower than the
+                // line, as the figures' texts say).
+                (Some(lo), Some(hi))
+                    if ya.admits(lo)
+                        && ya.admits(hi)
+                        && hi > lo
+                        && (chart.backend_coord(&(p.x, lo)).1
+                            - chart.backend_coord(&(p.x, hi)).1)
+                            .abs()
+                            >= 3 =>
+                {
                     Some((p.x, lo, p.y, hi))
                 }
                 _ => None,
@@ -289,11 +322,17 @@ fn draw_legend<DB: DrawingBackend>(
         .unwrap_or(0) as u32;
     let entry = entry_width(longest) as i32;
     let (width, _) = area.dim_in_pixel();
-    let used = per_row.min(spec.series.len()) as i32 * entry;
+    let used = spec
+        .series
+        .len()
+        .div_ceil(spec.series.len().div_ceil(per_row).max(1)) as i32
+        * entry;
     let left = ((width as i32 - used) / 2).max(10);
+    // Column by column, so that consecutive entries (a group of one kind) stay together.
+    let rows = spec.series.len().div_ceil(per_row);
     for (i, s) in spec.series.iter().enumerate() {
-        let x = left + (i % per_row) as i32 * entry;
-        let y = 8 + (i / per_row) as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
+        let x = left + (i / rows) as i32 * entry;
+        let y = 8 + (i % rows) as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
         let color = rgb(s);
         let style = color.stroke_width(2);
         let (dash, gap) = match s.line {
@@ -460,6 +499,8 @@ fn draw_heatmap<DB: DrawingBackend>(
 fn draw_color_bar<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     (zlo, zhi): (f64, f64),
+    label: &str,
+    clipped: Option<f64>,
 ) -> Result<(), PlotError> {
     let (w, _) = area.dim_in_pixel();
     let bar = (w as i32 * 2 / 5).max(100);
@@ -473,24 +514,48 @@ fn draw_color_bar<DB: DrawingBackend>(
         ))
         .map_err(err)?;
     }
-    let label = |v: f64, x: i32, pos: HPos| {
-        Text::new(
-            if v.abs() >= 100.0 {
-                format!("{v:.0}")
-            } else {
-                format!("{v:.2}")
-            },
-            (x, top + height + 4),
+    // Nice ticks along the bar (integers when the range is in whole units).
+    let axis = crate::axis::Axis {
+        lo: zlo,
+        hi: zhi,
+        scale: crate::spec::Scale::Linear,
+    };
+    let ticks = axis.ticks(7);
+    let fmt = axis_labels(crate::spec::Scale::Linear, &ticks);
+    for v in ticks {
+        let x = left + ((v - zlo) / (zhi - zlo) * (bar - 1) as f64).round() as i32;
+        area.draw(&PathElement::new(
+            vec![(x, top + height), (x, top + height + 4)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(err)?;
+        area.draw(&Text::new(
+            fmt(v),
+            (x, top + height + 6),
             (FONT, 12)
                 .into_font()
                 .color(&BLACK)
-                .pos(Pos::new(pos, VPos::Top)),
-        )
-    };
-    area.draw(&label(zlo, left, HPos::Left)).map_err(err)?;
-    area.draw(&label(zhi, left + bar, HPos::Right))
+                .pos(Pos::new(HPos::Center, VPos::Top)),
+        ))
         .map_err(err)?;
-    area.draw(&label(0.5 * (zlo + zhi), left + bar / 2, HPos::Center))
-        .map_err(err)?;
-    Ok(())
+    }
+    let mut text = label.to_string();
+    if let Some(max) = clipped {
+        text.push_str(&format!(
+            " (clipped: cells above {} drawn at {}; the largest is {max:.0})",
+            fmt(zhi),
+            fmt(zhi),
+        ));
+    }
+    draw_rich(
+        area,
+        &text,
+        (w as i32 / 2, top + height + 30),
+        Rich {
+            size: 13.0,
+            bold: false,
+            anchor: HPos::Center,
+            vertical: false,
+        },
+    )
 }

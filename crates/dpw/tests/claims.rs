@@ -883,3 +883,24 @@ fn readme_calibrate_many_queries_example_runs_as_shown() {
     }
     assert!(best.1.starts_with("bounded"), "{text}");
 }
+
+#[test]
+fn fig14_a_point_the_recursion_cannot_resolve_is_refused_not_dropped() {
+    // Fractions up to 0.995 (the old grid): δ resolves to 0 near the top, so the run is
+    // refused as bad input naming the key, with nothing written.
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = std::env::temp_dir().join(format!("dpw-fig14-refused-{}", std::process::id()));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_dpw"))
+        .current_dir(&root)
+        .args(["run", "experiments/fig14.toml", "--out"])
+        .arg(&out)
+        .args(["--set", "params.eps_g_fraction.linspace=[0.9, 0.995]"])
+        .args(["--set", "params.eps_g_fraction.n=20"])
+        .output()
+        .expect("run dpw");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("params.eps_g_fraction") && err.trim_end().lines().count() == 1);
+    assert!(!out.join("data").join("fig14.csv").exists());
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -30,7 +30,21 @@ pub fn compute(m: &Manifest) -> Result<(RenderedFigure, f64), DpwError> {
     }
     bar.set_prefix(m.id.clone());
     let fail = |what: String| DpwError::Failure(format!("{}: {what}", m.file));
-    let table = m.job.run(&|| bar.inc(1)).map_err(&fail)?;
+    // An experiment that finds, only while computing, that a parameter leaves what it can
+    // resolve names the key first (`params.…: message`): that is bad input (exit 2).
+    let table = m
+        .job
+        .run(&|| bar.inc(1))
+        .map_err(|e| match e.split_once(": ") {
+            Some((key, message)) if key.starts_with("params.") && !key.contains(' ') => {
+                DpwError::Input {
+                    file: m.file.clone(),
+                    key: key.into(),
+                    message: message.into(),
+                }
+            }
+            _ => fail(e),
+        })?;
     bar.finish_and_clear();
     if table.rows().is_empty() {
         // Accepted values that leave nothing computable (e.g. the classical Gaussian's

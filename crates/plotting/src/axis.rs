@@ -105,23 +105,26 @@ fn log_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
     let first = a.ceil() as i64;
     let last = b.floor() as i64;
     let decades = last - first + 1;
-    if decades >= 2 {
+    if decades >= 3 {
         let every = ((decades as f64) / max as f64).ceil().max(1.0) as i64;
         return (first..=last)
             .filter(|e| e.rem_euclid(every) == 0)
             .map(|e| 10f64.powi(e as i32))
             .collect();
     }
-    // Less than two decades: 1-2-5 mantissas, then plain linear ticks if still too few.
-    let mut ticks = Vec::new();
-    for e in (first - 1)..=(last + 1) {
-        for m in [1.0, 2.0, 5.0] {
-            let v = m * 10f64.powi(e as i32);
-            if v >= lo * (1.0 - 1e-12) && v <= hi * (1.0 + 1e-12) {
-                ticks.push(v);
+    // Two decades or less: add 2 and 5 (then 3) mantissas so that at least three ticks
+    // show which way and how fast the axis runs.
+    if decades == 2 {
+        for mantissas in [&[1.0, 3.0][..], &[1.0, 2.0, 5.0][..]] {
+            let t = mantissa_ticks(lo, hi, first, last, mantissas);
+            if t.len() >= 3 && t.len() <= max {
+                return t;
             }
         }
+        return (first..=last).map(|e| 10f64.powi(e as i32)).collect();
     }
+    // Less than two decades: 1-2-5 mantissas, then plain linear ticks if still too few.
+    let ticks = mantissa_ticks(lo, hi, first, last, &[1.0, 2.0, 5.0]);
     if ticks.len() >= 3 {
         ticks
     } else {
@@ -132,6 +135,72 @@ fn log_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
     }
 }
 
+/// `m·10^e` for the mantissas `m`, inside `[lo, hi]`, ascending.
+fn mantissa_ticks(lo: f64, hi: f64, first: i64, last: i64, mantissas: &[f64]) -> Vec<f64> {
+    let mut ticks = Vec::new();
+    for e in (first - 1)..=(last + 1) {
+        for m in mantissas {
+            let v = m * 10f64.powi(e as i32);
+            if v >= lo * (1.0 - 1e-12) && v <= hi * (1.0 + 1e-12) {
+                ticks.push(v);
+            }
+        }
+    }
+    ticks
+}
+
+/// One label format for all the ticks of an axis. On a log axis, when any power of ten
+/// among them would be written `10ⁿ`, every power of ten is (`10⁻³, 10⁻², 10⁻¹, 10⁰`
+/// rather than `10⁻³, 0.01, 0.1, 1`). On a linear axis, every tick is a plain decimal with
+/// the same number of decimals (`0.001, 0, -0.001, -0.002`), or, for very large or very
+/// small steps, scientific notation with one mantissa precision.
+pub fn axis_labels(scale: Scale, ticks: &[f64]) -> impl Fn(f64) -> String {
+    let powers = scale == Scale::Log && ticks.iter().any(|&v| is_far_power(v));
+    let largest = ticks.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let decimals = ticks.iter().map(|&v| decimals_needed(v)).max().unwrap_or(0);
+    let scientific = largest >= 1e5 || decimals > 6;
+    move |v| match scale {
+        Scale::Log if powers && is_power(v) => power_label(v),
+        Scale::Log => tick_label(v),
+        Scale::Linear if v == 0.0 => "0".into(),
+        Scale::Linear if scientific => format!("{v:.1e}"),
+        Scale::Linear => format!("{v:.decimals$}"),
+    }
+}
+
+/// The fewest decimals (up to 7) that write `v` to 1e-9 relative.
+fn decimals_needed(v: f64) -> usize {
+    (0..=6)
+        .find(|&prec| {
+            format!("{v:.prec$}")
+                .parse::<f64>()
+                .is_ok_and(|back| (back - v).abs() <= 1e-9 * v.abs().max(1e-300))
+        })
+        .unwrap_or(7)
+}
+
+fn is_power(v: f64) -> bool {
+    v != 0.0 && {
+        let e = v.abs().log10().round();
+        (v.abs() / 10f64.powf(e) - 1.0).abs() < 1e-9
+    }
+}
+
+fn is_far_power(v: f64) -> bool {
+    is_power(v) && !(-2.0..=3.0).contains(&v.abs().log10().round())
+}
+
+fn power_label(v: f64) -> String {
+    let e = v.abs().log10().round();
+    let digits: String = format!("{}", e.abs() as i64)
+        .chars()
+        .map(|c| SUPERSCRIPT[c.to_digit(10).unwrap_or(0) as usize])
+        .collect();
+    let sign = if v < 0.0 { "−" } else { "" };
+    let minus = if e < 0.0 { "⁻" } else { "" };
+    format!("{sign}10{minus}{digits}")
+}
+
 const SUPERSCRIPT: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
 
 /// A short tick label: powers of ten far from 1 as `10ⁿ`, other values with as few
@@ -140,16 +209,8 @@ pub fn tick_label(v: f64) -> String {
     if v == 0.0 {
         return "0".into();
     }
-    let e = v.abs().log10().round();
-    let is_power = (v.abs() / 10f64.powf(e) - 1.0).abs() < 1e-9;
-    if is_power && !(-2.0..=3.0).contains(&e) {
-        let digits: String = format!("{}", e.abs() as i64)
-            .chars()
-            .map(|c| SUPERSCRIPT[c.to_digit(10).unwrap_or(0) as usize])
-            .collect();
-        let sign = if v < 0.0 { "−" } else { "" };
-        let minus = if e < 0.0 { "⁻" } else { "" };
-        return format!("{sign}10{minus}{digits}");
+    if is_far_power(v) {
+        return power_label(v);
     }
     if v.abs() >= 1e5 || v.abs() < 1e-3 {
         return format!("{v:.1e}");
@@ -218,6 +279,48 @@ mod tests {
     fn linear_ticks_use_nice_steps() {
         let t = linear_ticks(0.0, 4.8, 6);
         assert_eq!(t, vec![0.0, 1.0, 2.0, 3.0, 4.0]);
+    }
+
+    #[test]
+    fn log_axes_get_three_ticks_and_one_label_format() {
+        for (lo, hi) in [
+            (0.05, 20.0),
+            (1.5, 9.0),
+            (3.0, 250.0),
+            (0.9, 110.0),
+            (2e-4, 1.2),
+        ] {
+            let a = Axis {
+                lo,
+                hi,
+                scale: Scale::Log,
+            };
+            let t = a.ticks(8);
+            assert!(t.len() >= 3, "[{lo}, {hi}]: {t:?}");
+            assert!(t.windows(2).all(|w| w[1] > w[0]), "{t:?}");
+            assert!(t.iter().all(|v| *v >= lo && *v <= hi));
+        }
+        let f = axis_labels(Scale::Log, &[1e-3, 1e-2, 0.1, 1.0]);
+        assert_eq!(
+            [1e-3, 1e-2, 0.1, 1.0].map(&f),
+            ["10⁻³", "10⁻²", "10⁻¹", "10⁰"].map(String::from)
+        );
+        let g = axis_labels(Scale::Log, &[100.0, 1e3, 1e4]);
+        assert_eq!(g(100.0), "10²");
+        let h = axis_labels(Scale::Log, &[0.1, 1.0, 10.0]);
+        assert_eq!(
+            (h(0.1), h(1.0), h(10.0)),
+            ("0.1".into(), "1".into(), "10".into())
+        );
+        let t = [-0.002, -0.001, 0.0, 0.001];
+        let l = axis_labels(Scale::Linear, &t);
+        assert_eq!(
+            t.map(&l),
+            ["-0.002", "-0.001", "0", "0.001"].map(String::from)
+        );
+        let t = [0.0, 0.5, 1.0, 1.5];
+        let l = axis_labels(Scale::Linear, &t);
+        assert_eq!(t.map(&l), ["0", "0.5", "1.0", "1.5"].map(String::from));
     }
 
     #[test]

@@ -32,6 +32,8 @@
 #![warn(missing_docs)]
 
 pub mod axis;
+pub mod markup;
+pub mod palette;
 pub mod render;
 pub mod spec;
 
@@ -87,16 +89,71 @@ pub fn render_svg(spec: &PlotSpec, points: &[Point]) -> Result<String, PlotError
     Ok(out)
 }
 
-/// Renders the figure as a PNG file's bytes.
-pub fn render_png(spec: &PlotSpec, points: &[Point]) -> Result<Vec<u8>, PlotError> {
+/// The figure as an RGB buffer (width, height, 3 bytes a pixel), drawing of the line
+/// panels' series only those `(panel, series)` that `keep` accepts.
+fn render_rgb(
+    spec: &PlotSpec,
+    points: &[Point],
+    keep: &dyn Fn(&str, &str) -> bool,
+) -> Result<(u32, u32, Vec<u8>), PlotError> {
     validate(spec)?;
     register_fonts();
     let (w, h) = render::image_size(spec);
     let mut rgb = vec![255u8; (w * h * 3) as usize];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-        render::draw(&root, spec, points)?;
+        render::draw_only(&root, spec, points, keep)?;
     }
+    Ok((w, h, rgb))
+}
+
+/// What one series shows in one line panel, in pixels of the rendered PNG.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Visibility {
+    /// Panel key.
+    pub panel: String,
+    /// Series key.
+    pub series: String,
+    /// Pixels the series changes when drawn alone in its panel (its footprint).
+    pub alone: usize,
+    /// Pixels that change when it is left out of the full figure: what remains visible
+    /// after every other series (drawn after it or not) is drawn.
+    pub visible: usize,
+}
+
+/// For every series with points in a line panel: its footprint and how much of it is
+/// visible in the finished figure (a series hidden under a later one of the same
+/// geometry shows 0). Measured by rendering the figure with and without it.
+pub fn visibility(spec: &PlotSpec, points: &[Point]) -> Result<Vec<Visibility>, PlotError> {
+    let count = |a: &[u8], b: &[u8]| a.chunks(3).zip(b.chunks(3)).filter(|(p, q)| p != q).count();
+    let (_, _, full) = render_rgb(spec, points, &|_, _| true)?;
+    let (_, _, none) = render_rgb(spec, points, &|_, _| false)?;
+    let mut out = Vec::new();
+    for panel in spec.panels.iter().filter(|p| p.kind == PanelKind::Lines) {
+        for s in &spec.series {
+            if !points
+                .iter()
+                .any(|p| p.panel == panel.key && p.series == s.key)
+            {
+                continue;
+            }
+            let is = |pk: &str, sk: &str| pk == panel.key && sk == s.key;
+            let (_, _, alone) = render_rgb(spec, points, &|pk, sk| is(pk, sk))?;
+            let (_, _, without) = render_rgb(spec, points, &|pk, sk| !is(pk, sk))?;
+            out.push(Visibility {
+                panel: panel.key.clone(),
+                series: s.key.clone(),
+                alone: count(&alone, &none),
+                visible: count(&full, &without),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Renders the figure as a PNG file's bytes.
+pub fn render_png(spec: &PlotSpec, points: &[Point]) -> Result<Vec<u8>, PlotError> {
+    let (w, h, rgb) = render_rgb(spec, points, &|_, _| true)?;
     let mut bytes = Vec::new();
     {
         let mut enc = png::Encoder::new(&mut bytes, w, h);

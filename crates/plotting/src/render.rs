@@ -1,18 +1,21 @@
 //! Drawing a [`PlotSpec`] and its points on any plotters backend: a title, the panels on
 //! a grid, and one legend for all panels underneath.
 
-use crate::axis::{fit, tick_label};
-use crate::spec::{parse_color, LineStyle, PanelKind, PanelSpec, PlotSpec, Point, SeriesStyle};
+use crate::axis::{axis_labels, fit};
+use crate::markup::{self, Shift as Script};
+use crate::spec::{resolve_color, LineStyle, PanelKind, PanelSpec, PlotSpec, Point, SeriesStyle};
 use crate::PlotError;
 use ndarray::{Array2, ArrayView2};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::FontTransform;
 
 const FONT: &str = "sans-serif";
 const TITLE_HEIGHT: u32 = 44;
 const LEGEND_ROW: u32 = 24;
 const SAMPLE_LEN: i32 = 34;
+const CAPTION_HEIGHT: u32 = 26;
 
 /// Size of the whole image in pixels for `spec` (panels, title and legend).
 pub fn image_size(spec: &PlotSpec) -> (u32, u32) {
@@ -28,7 +31,7 @@ fn heatmaps_only(spec: &PlotSpec) -> bool {
     spec.panels.iter().all(|p| p.kind == PanelKind::Heatmap)
 }
 
-const COLOR_BAR_HEIGHT: u32 = 56;
+const COLOR_BAR_HEIGHT: u32 = 72;
 
 /// Legend entries per row and the legend's height.
 fn legend_layout(spec: &PlotSpec, width: u32) -> (usize, u32) {
@@ -41,7 +44,7 @@ fn legend_layout(spec: &PlotSpec, width: u32) -> (usize, u32) {
     let longest = spec
         .series
         .iter()
-        .map(|s| s.label.chars().count())
+        .map(|s| markup::plain(&s.label).chars().count())
         .max()
         .unwrap_or(0) as u32;
     let entry = entry_width(longest);
@@ -55,7 +58,7 @@ fn entry_width(label_chars: u32) -> u32 {
 }
 
 fn rgb(s: &SeriesStyle) -> RGBColor {
-    let (r, g, b) = parse_color(&s.color).unwrap_or((0, 0, 0));
+    let (r, g, b) = resolve_color(&s.color).unwrap_or((0, 0, 0));
     RGBColor(r, g, b)
 }
 
@@ -68,6 +71,18 @@ pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     spec: &PlotSpec,
     points: &[Point],
+) -> Result<(), PlotError> {
+    draw_only(root, spec, points, &|_, _| true)
+}
+
+/// [`draw`], but of the line panels' series only those `(panel key, series key)` for
+/// which `keep` says true are drawn; axes, legend and heatmaps are unchanged (axis ranges
+/// still cover every point). Used to measure what each series adds to the image.
+pub fn draw_only<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    spec: &PlotSpec,
+    points: &[Point],
+    keep: &dyn Fn(&str, &str) -> bool,
 ) -> Result<(), PlotError> {
     if let Some(p) = points
         .iter()
@@ -84,17 +99,31 @@ pub fn draw<DB: DrawingBackend>(
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
     let (panel_area, legend_area) = rest.split_vertically(height - TITLE_HEIGHT - legend_h);
 
-    title_area
-        .draw(&Text::new(
-            spec.title.clone(),
-            (width as i32 / 2, 12),
-            (FONT, 20)
-                .into_font()
-                .style(FontStyle::Bold)
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Center, VPos::Top)),
-        ))
+    // A title wider than the figure is set smaller, so that it stays inside the margins.
+    let title_font = (FONT, 20.0)
+        .into_font()
+        .style(FontStyle::Bold)
+        .color(&BLACK);
+    let (title_w, _) = title_area
+        .estimate_text_size(&markup::plain(&spec.title), &title_font)
         .map_err(err)?;
+    let room = width.saturating_sub(24).max(1) as f64;
+    let title_size = if title_w as f64 > room {
+        (20.0 * room / title_w as f64).max(11.0)
+    } else {
+        20.0
+    };
+    draw_rich(
+        &title_area,
+        &spec.title,
+        (width as i32 / 2, 22),
+        Rich {
+            size: title_size,
+            bold: true,
+            anchor: HPos::Center,
+            vertical: false,
+        },
+    )?;
 
     let cols = spec.columns.min(spec.panels.len() as u32) as usize;
     let rows = spec.panels.len().div_ceil(cols);
@@ -119,7 +148,7 @@ pub fn draw<DB: DrawingBackend>(
     };
     for (panel, cell) in spec.panels.iter().zip(cells.iter()) {
         match panel.kind {
-            PanelKind::Lines => draw_panel(cell, panel, spec, points)?,
+            PanelKind::Lines => draw_panel(cell, panel, spec, points, keep)?,
             PanelKind::Heatmap => {
                 let cells = heatmap_cells(panel, points)?;
                 draw_heatmap(cell, &panel.title, cells.view(), zrange)?
@@ -127,7 +156,11 @@ pub fn draw<DB: DrawingBackend>(
         }
     }
     if heatmaps_only(spec) {
-        draw_color_bar(&legend_area, zrange)?;
+        // The bar is labelled by the first series' legend text (what a cell counts), and
+        // says where the fixed colour range clips the data.
+        let label = spec.series.first().map_or("", |s| s.label.as_str());
+        let clipped = (zhi > zrange.1).then_some(zhi);
+        draw_color_bar(&legend_area, zrange, label, clipped)?;
     } else {
         draw_legend(&legend_area, spec, per_row)?;
     }
@@ -140,6 +173,7 @@ fn draw_panel<DB: DrawingBackend>(
     panel: &PanelSpec,
     spec: &PlotSpec,
     points: &[Point],
+    keep: &dyn Fn(&str, &str) -> bool,
 ) -> Result<(), PlotError> {
     let mine: Vec<&Point> = points.iter().filter(|p| p.panel == panel.key).collect();
     let xs: Vec<f64> = mine.iter().map(|p| p.x).collect();
@@ -151,21 +185,58 @@ fn draw_panel<DB: DrawingBackend>(
     let xa = fit(panel.x.scale, &xs, panel.x.min, panel.x.max);
     let ya = fit(panel.y.scale, &ys, panel.y.min, panel.y.max);
 
-    let mut chart = ChartBuilder::on(area)
-        .caption(panel.title.clone(), (FONT, 16))
+    // Caption and axis labels are drawn here rather than by plotters, so that their
+    // sub/superscripts are laid out (see `draw_rich`).
+    let (caption, body) = area.split_vertically(CAPTION_HEIGHT);
+    let (cw, _) = caption.dim_in_pixel();
+    draw_rich(
+        &caption,
+        &panel.title,
+        (cw as i32 / 2, CAPTION_HEIGHT as i32 / 2 + 4),
+        Rich {
+            size: 16.0,
+            bold: false,
+            anchor: HPos::Center,
+            vertical: false,
+        },
+    )?;
+    let mut chart = ChartBuilder::on(&body)
         .margin(12)
+        .margin_top(4)
         .x_label_area_size(46)
         .y_label_area_size(62)
         .build_cartesian_2d(xa, ya)
         .map_err(err)?;
+    let (px, py) = chart.plotting_area().get_pixel_range();
+    let (bx, by) = body.get_base_pixel();
+    let desc = |vertical| Rich {
+        size: 13.0,
+        bold: false,
+        anchor: HPos::Center,
+        vertical,
+    };
+    draw_rich(
+        &body,
+        &panel.x.label,
+        ((px.start + px.end) / 2 - bx, py.end - by + 34),
+        desc(false),
+    )?;
+    draw_rich(
+        &body,
+        &panel.y.label,
+        (px.start - bx - 60, (py.start + py.end) / 2 - by),
+        desc(true),
+    )?;
+    let (x_label, y_label) = (
+        axis_labels(xa.scale, &xa.ticks(8)),
+        axis_labels(ya.scale, &ya.ticks(8)),
+    );
     chart
         .configure_mesh()
-        .x_desc(panel.x.label.clone())
-        .y_desc(panel.y.label.clone())
         .x_labels(8)
         .y_labels(8)
-        .x_label_formatter(&|v| tick_label(*v))
-        .y_label_formatter(&|v| tick_label(*v))
+        .x_label_formatter(&|v| x_label(*v))
+        .y_label_formatter(&|v| y_label(*v))
         .label_style((FONT, 12))
         .axis_desc_style((FONT, 13))
         .bold_line_style(RGBColor(225, 225, 225))
@@ -173,7 +244,7 @@ fn draw_panel<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
 
-    for style in &spec.series {
+    for style in spec.series.iter().filter(|s| keep(&panel.key, &s.key)) {
         let mut pts: Vec<&Point> = mine
             .iter()
             .copied()
@@ -207,7 +278,18 @@ fn draw_panel<DB: DrawingBackend>(
         let bars: Vec<(f64, f64, f64, f64)> = pts
             .iter()
             .filter_map(|p| match (p.y_lo, p.y_hi) {
-                (Some(lo), Some(hi)) if ya.admits(lo) && ya.admits(hi) && hi > lo => {
+                // A bar shorter than the line is wide would only draw its caps, which
+                // read as markers: such bars are left out (they are narrower than the
+                // line, as the figures' texts say).
+                (Some(lo), Some(hi))
+                    if ya.admits(lo)
+                        && ya.admits(hi)
+                        && hi > lo
+                        && (chart.backend_coord(&(p.x, lo)).1
+                            - chart.backend_coord(&(p.x, hi)).1)
+                            .abs()
+                            >= 3 =>
+                {
                     Some((p.x, lo, p.y, hi))
                 }
                 _ => None,
@@ -239,16 +321,22 @@ fn draw_legend<DB: DrawingBackend>(
     let longest = spec
         .series
         .iter()
-        .map(|s| s.label.chars().count())
+        .map(|s| markup::plain(&s.label).chars().count())
         .max()
         .unwrap_or(0) as u32;
     let entry = entry_width(longest) as i32;
     let (width, _) = area.dim_in_pixel();
-    let used = per_row.min(spec.series.len()) as i32 * entry;
+    let used = spec
+        .series
+        .len()
+        .div_ceil(spec.series.len().div_ceil(per_row).max(1)) as i32
+        * entry;
     let left = ((width as i32 - used) / 2).max(10);
+    // Column by column, so that consecutive entries (a group of one kind) stay together.
+    let rows = spec.series.len().div_ceil(per_row);
     for (i, s) in spec.series.iter().enumerate() {
-        let x = left + (i % per_row) as i32 * entry;
-        let y = 8 + (i / per_row) as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
+        let x = left + (i / rows) as i32 * entry;
+        let y = 8 + (i % rows) as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
         let color = rgb(s);
         let style = color.stroke_width(2);
         let (dash, gap) = match s.line {
@@ -268,15 +356,87 @@ fn draw_legend<DB: DrawingBackend>(
             area.draw(&Circle::new((x + SAMPLE_LEN / 2, y), 3, color.filled()))
                 .map_err(err)?;
         }
-        area.draw(&Text::new(
-            s.label.clone(),
+        draw_rich(
+            area,
+            &s.label,
             (x + SAMPLE_LEN + 8, y),
-            (FONT, 13)
-                .into_font()
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Left, VPos::Center)),
-        ))
-        .map_err(err)?;
+            Rich {
+                size: 13.0,
+                bold: false,
+                anchor: HPos::Left,
+                vertical: false,
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// How a piece of [`draw_rich`] text is set.
+#[derive(Clone, Copy)]
+struct Rich {
+    /// Font size of the baseline runs.
+    size: f64,
+    bold: bool,
+    /// Which end of the text `at` is (along the reading direction).
+    anchor: HPos,
+    /// Reads bottom to top (a y-axis label).
+    vertical: bool,
+}
+
+/// Draws `text` with its sub/superscripts laid out (see [`markup`]): runs one after the
+/// other, scripts at 70 % size shifted off the line; `at` is the middle of the line's
+/// height at the `anchor` end.
+fn draw_rich<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    at: (i32, i32),
+    how: Rich,
+) -> Result<(), PlotError> {
+    let runs = markup::segments(text);
+    let style = |shift: Script| {
+        let size = match shift {
+            Script::Base => how.size,
+            _ => 0.7 * how.size,
+        };
+        let mut font = (FONT, size).into_font();
+        if how.bold {
+            font = font.style(FontStyle::Bold);
+        }
+        if how.vertical {
+            font = font.transform(FontTransform::Rotate270);
+        }
+        font.color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center))
+    };
+    let widths: Vec<i32> = runs
+        .iter()
+        .map(|r| {
+            area.estimate_text_size(&r.text, &style(r.shift))
+                .map(|(w, _)| w as i32)
+                .map_err(err)
+        })
+        .collect::<Result<_, _>>()?;
+    let total: i32 = widths.iter().sum();
+    let mut along = match how.anchor {
+        HPos::Left => 0,
+        HPos::Center => -total / 2,
+        HPos::Right => -total,
+    };
+    for (run, w) in runs.iter().zip(&widths) {
+        // Offset across the line (positive = down the page when read horizontally).
+        let across = match run.shift {
+            Script::Base => 0.0,
+            Script::Sub => 0.3 * how.size,
+            Script::Sup => -0.35 * how.size,
+        }
+        .round() as i32;
+        let pos = if how.vertical {
+            (at.0 + across, at.1 - along)
+        } else {
+            (at.0 + along, at.1 + across)
+        };
+        area.draw(&Text::new(run.text.clone(), pos, style(run.shift)))
+            .map_err(err)?;
+        along += w;
     }
     Ok(())
 }
@@ -379,6 +539,8 @@ fn draw_heatmap<DB: DrawingBackend>(
 fn draw_color_bar<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     (zlo, zhi): (f64, f64),
+    label: &str,
+    clipped: Option<f64>,
 ) -> Result<(), PlotError> {
     let (w, _) = area.dim_in_pixel();
     let bar = (w as i32 * 2 / 5).max(100);
@@ -392,24 +554,48 @@ fn draw_color_bar<DB: DrawingBackend>(
         ))
         .map_err(err)?;
     }
-    let label = |v: f64, x: i32, pos: HPos| {
-        Text::new(
-            if v.abs() >= 100.0 {
-                format!("{v:.0}")
-            } else {
-                format!("{v:.2}")
-            },
-            (x, top + height + 4),
+    // Nice ticks along the bar (integers when the range is in whole units).
+    let axis = crate::axis::Axis {
+        lo: zlo,
+        hi: zhi,
+        scale: crate::spec::Scale::Linear,
+    };
+    let ticks = axis.ticks(7);
+    let fmt = axis_labels(crate::spec::Scale::Linear, &ticks);
+    for v in ticks {
+        let x = left + ((v - zlo) / (zhi - zlo) * (bar - 1) as f64).round() as i32;
+        area.draw(&PathElement::new(
+            vec![(x, top + height), (x, top + height + 4)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(err)?;
+        area.draw(&Text::new(
+            fmt(v),
+            (x, top + height + 6),
             (FONT, 12)
                 .into_font()
                 .color(&BLACK)
-                .pos(Pos::new(pos, VPos::Top)),
-        )
-    };
-    area.draw(&label(zlo, left, HPos::Left)).map_err(err)?;
-    area.draw(&label(zhi, left + bar, HPos::Right))
+                .pos(Pos::new(HPos::Center, VPos::Top)),
+        ))
         .map_err(err)?;
-    area.draw(&label(0.5 * (zlo + zhi), left + bar / 2, HPos::Center))
-        .map_err(err)?;
-    Ok(())
+    }
+    let mut text = label.to_string();
+    if let Some(max) = clipped {
+        text.push_str(&format!(
+            " (clipped: cells above {} drawn at {}; the largest is {max:.0})",
+            fmt(zhi),
+            fmt(zhi),
+        ));
+    }
+    draw_rich(
+        area,
+        &text,
+        (w as i32 / 2, top + height + 30),
+        Rich {
+            size: 13.0,
+            bold: false,
+            anchor: HPos::Center,
+            vertical: false,
+        },
+    )
 }

@@ -82,7 +82,8 @@ pub struct SeriesStyle {
     pub key: String,
     /// Legend text.
     pub label: String,
-    /// Colour as `#rrggbb`.
+    /// Colour: a name from the shared [`crate::palette`] (`"laplace"`, `"gaussian"`,
+    /// `"gaussian:dark"`, `"reference"`, …) or `#rrggbb`.
     pub color: String,
     /// Line style.
     #[serde(default = "default_line")]
@@ -160,6 +161,11 @@ pub fn parse_color(s: &str) -> Option<(u8, u8, u8)> {
     Some((byte(0)?, byte(2)?, byte(4)?))
 }
 
+/// A series colour: a [`crate::palette`] name or `#rrggbb`.
+pub fn resolve_color(s: &str) -> Option<(u8, u8, u8)> {
+    crate::palette::rgb(s).or_else(|| parse_color(s))
+}
+
 fn check_axis(what: &str, a: &AxisSpec) -> Result<(), PlotError> {
     let bad = |m: String| Err(PlotError::Spec(format!("{what}: {m}")));
     for (name, v) in [("min", a.min), ("max", a.max)] {
@@ -216,9 +222,10 @@ pub fn validate(spec: &PlotSpec) -> Result<(), PlotError> {
         if spec.series[..i].iter().any(|o| o.key == s.key) {
             return bad(format!("series[{i}].key: duplicate key \"{}\"", s.key));
         }
-        if parse_color(&s.color).is_none() {
+        if resolve_color(&s.color).is_none() {
             return bad(format!(
-                "series[{i}].color: expected #rrggbb, got \"{}\"",
+                "series[{i}].color: expected a palette name ({}) or #rrggbb, got \"{}\"",
+                crate::palette::names().join(", "),
                 s.color
             ));
         }

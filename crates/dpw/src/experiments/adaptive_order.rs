@@ -11,9 +11,11 @@
 //! eps_g_fraction = { linspace = [0.01, 0.99], n = 99 }   # ε_g = fraction · (total ε)
 //! ```
 //! ε_g runs over fractions of the largest possible total loss (the sum of the
-//! mechanisms' ε, where both δ vanish); points where both δ are already 0 are left out,
-//! and a point where only the denominator is 0 is an error. Series `eps_<ε>`, one panel
-//! `main`.
+//! mechanisms' ε, where both δ vanish). Below it both δ are positive, but close to it the
+//! BR maximisation's scan can miss the narrow range of its parameter where the objective
+//! is non-zero and return 0 (at 3 mechanisms, from a fraction of about 0.99): such a
+//! point is refused with an error naming `params.eps_g_fraction`, never dropped, so the
+//! CSV has exactly one row per fraction and ε. Series `eps_<ε>`, one panel `main`.
 //! Columns: `panel,series,x,y,epsilon,delta_numerator,delta_denominator` (x = ε_g).
 
 use super::{positive, Job};
@@ -144,7 +146,7 @@ impl Job for AdaptiveOrder {
         let jobs: Vec<(usize, f64)> = (0..self.epsilons.len())
             .flat_map(|i| self.fractions.iter().map(move |&f| (i, f)))
             .collect();
-        let results: Vec<Option<(f64, f64, f64)>> = jobs
+        let results: Vec<(f64, f64, f64)> = jobs
             .par_iter()
             .map(|&(i, f)| {
                 let eps = self.epsilons[i];
@@ -155,25 +157,22 @@ impl Job for AdaptiveOrder {
                 let den = adaptive_delta(&sequence(&self.denominator, eps), eps_g)
                     .map_err(|e| format!("denominator at {}: {e}", at()))?;
                 tick();
-                if num <= 0.0 && den <= 0.0 {
-                    // Beyond the largest loss either order can reach: nothing to compare.
-                    return Ok(None);
-                }
-                if den <= 0.0 {
+                if num <= 0.0 || den <= 0.0 {
+                    // Mathematically positive below the total ε: a 0 is the recursion
+                    // failing to resolve δ, so refuse rather than drop or plot it.
                     return Err(format!(
-                        "denominator delta is 0 at {}: the ratio is undefined",
+                        "params.eps_g_fraction: delta resolves to 0 ({num:e} / {den:e}) at {}, \
+                         too close to the total epsilon for the recursion; use fractions \
+                         up to about 0.985",
                         at()
                     ));
                 }
-                Ok(Some((eps_g, num, den)))
+                Ok((eps_g, num, den))
             })
             .collect::<Result<_, String>>()?;
         let series = self.series_keys();
         let mut table = Table::new(self.extra_columns());
-        for (&(i, _), r) in jobs.iter().zip(results) {
-            let Some((eps_g, num, den)) = r else {
-                continue;
-            };
+        for (&(i, _), (eps_g, num, den)) in jobs.iter().zip(results) {
             table.push(Row {
                 panel: "main".into(),
                 series: series[i].clone(),

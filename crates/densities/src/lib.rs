@@ -1,7 +1,8 @@
 //! Noise distributions for differential privacy: densities, tail-accurate normal
 //! functions, and calibration of each mechanism to (ε, δ).
 //!
-//! Formulas follow `shared/spec/formulas.md` (cited per item as "formulas.md §x.y").
+//! Formulas are derived in the repository's `docs/maths.md` (cited per item as
+//! "docs/maths.md §x.y").
 
 pub mod bounded;
 mod erfcx_taylor;

@@ -1,5 +1,5 @@
 //! Rigorous quadrature, log-MGF and Chernoff bounds, and the certified calibration of
-//! the Dagan–Kur bounded-noise mechanism (formulas.md §1.4; Dagan & Kur 2022, Section 10).
+//! the Dagan–Kur bounded-noise mechanism (docs/maths.md §1.4; Dagan & Kur 2022, Section 10).
 //!
 //! Every quantity here that feeds the certified radius is an *upper* bound on the
 //! quantity it stands for (or a lower bound where it enters in a denominator):

@@ -44,7 +44,23 @@
 //! assert!(all_br < half && half < all_dp);
 //! assert!(concentration_epsilon(50, 50, eps, &[], delta).unwrap() > half);
 //! ```
-#![warn(missing_docs)]
+//!
+//! # Example: the accountant's certified bracket
+//! The [`accountant`] answers with `lower ≤ exact ≤ upper` (its mathematics is in the
+//! repository's `docs/accountant.md`). Here 100 uses of the Gaussian mechanism with
+//! σ = 4 (each `μ = 1/4`), whose composition is exactly the Gaussian with `μ = 2.5`:
+//! ```
+//! use composition::accountant::{Accountant, GaussianLaw};
+//! use densities::gaussian::gaussian_delta;
+//!
+//! let acc = Accountant::new(vec![(Box::new(GaussianLaw::new(0.25).unwrap()), 100)]).unwrap();
+//! let eps = 3.0;
+//! let b = acc.delta(eps).unwrap();
+//! let exact = gaussian_delta(eps, 2.5); // closed form (docs/maths.md §1.2)
+//! assert!(b.lower <= exact && exact <= b.upper);
+//! assert!(b.upper / b.lower - 1.0 < 1e-2);
+//! ```
+#![deny(missing_docs)]
 
 pub mod accountant;
 pub mod adaptive;

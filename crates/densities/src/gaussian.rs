@@ -26,7 +26,7 @@
 //! then a sum of positive parts (Taylor differences inside cells, tabulated drops across
 //! whole cells), used unless the plain difference above cannot cancel. The original
 //! kernel (continued fraction, quadrature) is `ContinuedFraction`, used only by
-//! [`reference`]; the two agree to a few ulps (tests/gaussian_fast.rs).
+//! [`reference`](mod@reference); the two agree to a few ulps (tests/gaussian_fast.rs).
 
 use std::f64::consts::FRAC_1_SQRT_2;
 use std::sync::OnceLock;

@@ -1,6 +1,6 @@
 //! The d-dimensional noise with density `∝ exp(−‖x‖_p^a)` (`p, a ≥ 1`) of Dong, Su &
-//! Zhang (2021), "A central limit theorem for differential privacy", Figure 1 and the
-//! class 𝓕 of their CLT (docs/maths.md §2).
+//! Zhang (2021), "A central limit theorem for differentially private query answering",
+//! Figure 1 and the class 𝓕 of their CLT (docs/maths.md §2).
 //!
 //! * [`LpNoise`]: the distribution (optionally scaled, `X_s = sX`), its potential
 //!   `φ(x) = ‖x/s‖_p^a` and gradient, an exact sampler, and closed forms for the Fisher

@@ -1,5 +1,5 @@
 //! Trade-off functions (Dong, Roth & Su 2019; Dong, Su & Zhang 2021, "A central limit
-//! theorem for differential privacy"; docs/maths.md §0 and §2).
+//! theorem for differentially private query answering"; docs/maths.md §0 and §2).
 //!
 //! The trade-off function of two distributions `P`, `Q` is
 //! `T[P, Q](α) = inf { β_φ : α_φ ≤ α }` over tests φ (type I error `α_φ = E_P φ`, type II

@@ -1,5 +1,5 @@
 //! Optimal δ of a fixed order of adaptively chosen DP and BR mechanisms (Cesar & Rogers,
-//! Lemma 5.1, from Dong–Durfee–Rogers 2019; formulas.md §3.3), as a recursion over the
+//! Lemma 5.1, from Dong–Durfee–Rogers 2019; docs/maths.md §3.3), as a recursion over the
 //! remaining budget `x`:
 //!
 //! - `D_∅(x) = (1 − e^x)_+`;
@@ -259,7 +259,7 @@ fn validate(seq: &[Mechanism]) -> Result<()> {
 
 /// Optimal δ(ε_g) of the sequence `seq` of ε-DP and ε-BR mechanisms, each selected
 /// adaptively, in this fixed order (first element first) (Cesar–Rogers Lemma 5.1;
-/// formulas.md §3.3). All-DP sequences give formulas.md §3.1; a single BR mechanism in
+/// docs/maths.md §3.3). All-DP sequences give docs/maths.md §3.1; a single BR mechanism in
 /// any position gives Theorem 3 with `m = 1` (Cesar–Rogers Corollary 5.1).
 ///
 /// ```
@@ -275,7 +275,7 @@ pub fn adaptive_delta(seq: &[Mechanism], eps_g: f64) -> Result<f64> {
 }
 
 /// Least `ε_g` with [`adaptive_delta`]`(seq, ε_g) ≤ δ` (Cesar–Rogers Lemma 5.1;
-/// formulas.md §3.3); the upper end of the final bracket, so the result is on the safe side.
+/// docs/maths.md §3.3); the upper end of the final bracket, so the result is on the safe side.
 ///
 /// ```
 /// use composition::{adaptive_delta, adaptive_epsilon, Mechanism::{Br, Dp}};

@@ -1,5 +1,5 @@
-//! Log-space binomial helpers (formulas.md §0, "binomial sums with k up to 1e5 terms: work
-//! in log space").
+//! Log-space binomial helpers (docs/maths.md §0, "Binomial sums": in log space, with
+//! Loader's form).
 //!
 //! The binomial probability `C(n,x) pᵡ qⁿ⁻ˣ` is evaluated with Loader's saddle-point form
 //! (C. Loader, "Fast and accurate computation of binomial probabilities", 2000):

@@ -1,5 +1,5 @@
 //! Bounded-range (BR) mechanisms (Durfee & Rogers 2019; Dong, Durfee & Rogers 2019;
-//! formulas.md §3.2).
+//! docs/maths.md §3.2).
 //!
 //! An ε-BR mechanism has a privacy loss ranging over an interval of width ε. Its worst case
 //! is *generalized randomized response* with a parameter `t ∈ [0, ε]` chosen by the analyst:
@@ -24,7 +24,7 @@ pub(crate) fn gen_rr_probs(eps: f64, t: f64) -> (f64, f64, f64) {
 }
 
 /// Generalized randomized response with parameters `(ε, t)`, `0 ≤ t ≤ ε`: the worst-case
-/// ε-BR mechanism (Dong–Durfee–Rogers 2019, Lemma 3.1; formulas.md §3.2).
+/// ε-BR mechanism (Dong–Durfee–Rogers 2019, Lemma 3.1; docs/maths.md §3.2).
 ///
 /// ```
 /// use composition::GeneralizedRr;
@@ -59,7 +59,7 @@ impl GeneralizedRr {
         self.t
     }
 
-    /// `p_t = (e^ε − e^t)/(e^ε − 1)`: P-probability of the loss `+t` (formulas.md §3.2).
+    /// `p_t = (e^ε − e^t)/(e^ε − 1)`: P-probability of the loss `+t` (docs/maths.md §3.2).
     pub fn p_plus(&self) -> f64 {
         gen_rr_probs(self.eps, self.t).1
     }
@@ -89,14 +89,14 @@ impl GeneralizedRr {
         self.t - self.eps
     }
 
-    /// Expected loss under P: `t − ε (e^t − 1)/(e^ε − 1)` (formulas.md §3.2).
+    /// Expected loss under P: `t − ε (e^t − 1)/(e^ε − 1)` (docs/maths.md §3.2).
     pub fn expected_loss(&self) -> f64 {
         self.t - self.eps * self.p_minus()
     }
 }
 
 /// The `t` maximising the expected loss of an ε-BR mechanism:
-/// `t* = ln((e^ε − 1)/ε)` (Dong–Durfee–Rogers 2019, Lemma 3.2; formulas.md §3.2).
+/// `t* = ln((e^ε − 1)/ε)` (Dong–Durfee–Rogers 2019, Lemma 3.2; docs/maths.md §3.2).
 ///
 /// ```
 /// let t = composition::br_expected_loss_argmax(1.0).unwrap();
@@ -110,7 +110,7 @@ pub fn br_expected_loss_argmax(eps: f64) -> Result<f64> {
 
 /// Largest expected privacy loss of an ε-BR mechanism, maximised over `t`:
 /// `ε/(1 − e^{−ε}) − 1 − ln(ε/(1 − e^{−ε}))` (≈ ε²/8; Dong–Durfee–Rogers 2019, Lemma 3.2;
-/// Cesar–Rogers Lemma 3.2; formulas.md §3.2).
+/// Cesar–Rogers Lemma 3.2; docs/maths.md §3.2).
 ///
 /// For `ε < 0.05` the equivalent series `ε²/8 − ε⁴/576 + 7ε⁶/181440 − ε⁸/1075200` is used
 /// (the closed form cancels there; the next term is below 1e-17 relative).
@@ -142,7 +142,7 @@ const C8: f64 = (1.0 / 30.0) / 40_320.0 * (1.0 + 1.0 / 8.0);
 
 /// Optimal δ of the non-adaptive composition of `k` ε-BR mechanisms at budget `ε_g`:
 /// `δ(ε_g) = max_{t∈[0,ε]} Σ_{i=0}^{k} C(k,i) p_t^{k−i} (1−p_t)^i (1 − e^{ε_g − (kt − iε)})_+`
-/// (Dong–Durfee–Rogers 2019, Theorem 3; formulas.md §3.2). The maximum over `t` is exact:
+/// (Dong–Durfee–Rogers 2019, Theorem 3; docs/maths.md §3.2). The maximum over `t` is exact:
 /// see [`crate::mixed`] (candidate points of Cesar–Rogers Lemma 4.5, polished by Brent).
 ///
 /// ```
@@ -154,7 +154,7 @@ pub fn br_delta(k: u64, eps: f64, eps_g: f64) -> Result<f64> {
     br_ln_delta(k, eps, eps_g).map(f64::exp)
 }
 
-/// Natural log of [`br_delta`] (formulas.md §3.2).
+/// Natural log of [`br_delta`] (docs/maths.md §3.2).
 ///
 /// ```
 /// assert!(composition::br_ln_delta(10, 0.5, 1.0).unwrap() < 0.0);
@@ -168,7 +168,7 @@ pub fn br_ln_delta(k: u64, eps: f64, eps_g: f64) -> Result<f64> {
 }
 
 /// Least `ε_g` with [`br_delta`]`(k, ε, ε_g) ≤ δ` (Dong–Durfee–Rogers 2019, Theorem 3;
-/// formulas.md §3.2); returns the safe (upper) end of the final bracket.
+/// docs/maths.md §3.2); returns the safe (upper) end of the final bracket.
 ///
 /// ```
 /// let e_br = composition::br_epsilon(100, 0.1, 1e-6).unwrap();

@@ -1,5 +1,5 @@
 //! Concentration bound for any adaptive mix of ε-DP, ε-BR and concentrated-DP mechanisms
-//! (Cesar & Rogers, eq. 3, from their Lemmas 3.1–3.3; formulas.md §3.3):
+//! (Cesar & Rogers, eq. 3, from their Lemmas 3.1–3.3; docs/maths.md §3.3):
 //!
 //! `ε_g = ℓ·ε(e^ε−1)/(e^ε+1) + m·(ε/(1−e^{−ε}) − 1 − ln(ε/(1−e^{−ε}))) + Σ μ_j
 //!        + √(2 (ℓε² + mε²/4 + Σ τ_j²) ln(1/δ))`.
@@ -80,7 +80,7 @@ pub(crate) fn concentration_unchecked(l: u64, m: u64, eps: f64, cdp: &[Cdp], del
 }
 
 /// Overall `ε_g` at level δ for `ℓ` ε-DP, `m` ε-BR and the listed CDP mechanisms, in any
-/// adaptive order (Cesar–Rogers eq. 3 / Lemmas 3.1–3.3; formulas.md §3.3):
+/// adaptive order (Cesar–Rogers eq. 3 / Lemmas 3.1–3.3; docs/maths.md §3.3):
 /// `ℓ ε(e^ε−1)/(e^ε+1) + m (ε/(1−e^{−ε}) − 1 − ln(ε/(1−e^{−ε}))) + Σμ_j
 /// + √(2(ℓε² + mε²/4 + Στ_j²) ln(1/δ))`.
 ///

@@ -1,5 +1,5 @@
 //! Optimal homogeneous composition of `k` ε-DP mechanisms (Kairouz, Oh & Viswanath 2015,
-//! Theorem 3.3; Murtagh & Vadhan 2016; formulas.md §3.1), and its (ε, δ₀) variant.
+//! Theorem 3.3; Murtagh & Vadhan 2016; docs/maths.md §3.1), and its (ε, δ₀) variant.
 //!
 //! The worst case for one ε-DP mechanism is randomized response: privacy loss `+ε` with
 //! P-probability `q = e^ε/(1+e^ε)` and `−ε` with probability `1 − q`. After `k` rounds with
@@ -7,7 +7,7 @@
 //!
 //! `δ(ε_g) = Σ_{i : (k−2i)ε > ε_g} b(i; k, 1−q) · (1 − e^{ε_g − (k−2i)ε})`,
 //!
-//! which is formulas.md §3.1's `(1+e^ε)^{−k} Σ C(k,i) (e^{(k−i)ε} − e^{ε_g+iε})_+` with the
+//! which is docs/maths.md §3.1's `(1+e^ε)^{−k} Σ C(k,i) (e^{(k−i)ε} − e^{ε_g+iε})_+` with the
 //! factor `e^{(k−i)ε}` absorbed into the binomial probability `b(i; k, 1−q)`.
 //!
 //! # Numerics
@@ -35,7 +35,7 @@ pub(crate) fn rr_probs(eps: f64) -> (f64, f64) {
     (e / (1.0 + e), 1.0 / (1.0 + e))
 }
 
-/// `ln δ(ε_g)` of `k`-fold composition of ε-DP (formulas.md §3.1), for valid inputs.
+/// `ln δ(ε_g)` of `k`-fold composition of ε-DP (docs/maths.md §3.1), for valid inputs.
 pub(crate) fn ln_delta_unchecked(k: u64, eps: f64, eps_g: f64) -> f64 {
     let kf = k as f64;
     // Exponent of the hinge factor of term i; term i is active iff it is < 0.
@@ -100,7 +100,7 @@ pub(crate) fn ln_delta_unchecked(k: u64, eps: f64, eps_g: f64) -> f64 {
 
 /// Optimal δ of the `k`-fold (adaptive) composition of ε-DP mechanisms at overall budget
 /// `ε_g`: `δ(ε_g) = (1+e^ε)^{−k} Σ_{i=0}^{k} C(k,i) (e^{(k−i)ε} − e^{ε_g+iε})_+`
-/// (Kairouz–Oh–Viswanath 2015, Thm 3.3; Murtagh–Vadhan 2016; formulas.md §3.1).
+/// (Kairouz–Oh–Viswanath 2015, Thm 3.3; Murtagh–Vadhan 2016; docs/maths.md §3.1).
 ///
 /// Exact up to floating point (relative error ~1e-13 for every `k ≤ 2⁵²`); may underflow
 /// to 0 where [`dp_ln_delta`] is still finite.
@@ -114,7 +114,7 @@ pub fn dp_delta(k: u64, eps: f64, eps_g: f64) -> Result<f64> {
     dp_ln_delta(k, eps, eps_g).map(f64::exp)
 }
 
-/// Natural log of [`dp_delta`] (formulas.md §3.1), finite far below the underflow of δ;
+/// Natural log of [`dp_delta`] (docs/maths.md §3.1), finite far below the underflow of δ;
 /// `−∞` when `ε_g ≥ kε`.
 ///
 /// ```
@@ -129,7 +129,7 @@ pub fn dp_ln_delta(k: u64, eps: f64, eps_g: f64) -> Result<f64> {
 }
 
 /// Least `ε_g ≥ 0` with `δ(ε_g) ≤ δ` for `k`-fold composition of ε-DP, inverting the
-/// decreasing map of [`dp_delta`] (formulas.md §3.1; Kairouz–Oh–Viswanath 2015, Thm 3.3).
+/// decreasing map of [`dp_delta`] (docs/maths.md §3.1; Kairouz–Oh–Viswanath 2015, Thm 3.3).
 ///
 /// Returns 0 when `δ ≥ δ(0)`. Otherwise a bracketing root finder runs to machine precision
 /// and returns the upper end of its final bracket, so `dp_delta(k, ε, returned) ≤ δ`.
@@ -154,7 +154,7 @@ fn epsilon_unchecked(k: u64, eps: f64, target: f64) -> f64 {
     let ln_target = target.ln();
     let kf = k as f64;
     let top = kf * eps;
-    // Advanced composition (formulas.md §3.3 with ℓ = k) is a valid upper bound on the
+    // Advanced composition (docs/maths.md §3.3 with ℓ = k) is a valid upper bound on the
     // optimum: use it to shrink the bracket when it is below kε and passes the test.
     let ac = kf * expected_loss_unchecked(eps) + eps * (-2.0 * kf * ln_target).sqrt();
     let hi = if ac < top && at_or_below(f(ac), target) {
@@ -167,7 +167,7 @@ fn epsilon_unchecked(k: u64, eps: f64, target: f64) -> f64 {
 
 /// δ of `k` mechanisms that are each (ε, δ₀)-DP, composed optimally:
 /// `δ_total(ε_g) = 1 − (1 − δ₀)^k (1 − δ(ε_g))` with δ(ε_g) of [`dp_delta`]
-/// (Kairouz–Oh–Viswanath 2015, Thm 3.3; formulas.md §3.1). Computed as
+/// (Kairouz–Oh–Viswanath 2015, Thm 3.3; docs/maths.md §3.1). Computed as
 /// `−expm1(k·ln1p(−δ₀) + ln1p(−δ(ε_g)))`.
 ///
 /// ```
@@ -182,7 +182,7 @@ pub fn dp_delta_approx(k: u64, eps: f64, delta0: f64, eps_g: f64) -> Result<f64>
 }
 
 /// Least `ε_g` with `δ_total(ε_g) ≤ δ` for `k` mechanisms each (ε, δ₀)-DP (inverse of
-/// [`dp_delta_approx`]; Kairouz–Oh–Viswanath 2015, Thm 3.3; formulas.md §3.1).
+/// [`dp_delta_approx`]; Kairouz–Oh–Viswanath 2015, Thm 3.3; docs/maths.md §3.1).
 ///
 /// The pure part must reach `δ' = 1 − (1−δ)/(1−δ₀)^k`; if `δ' ≤ 0` the target is below
 /// `1 − (1−δ₀)^k` and [`CompositionError::Unreachable`] is returned. Safe side as in
@@ -228,7 +228,7 @@ pub(crate) fn expected_loss_unchecked(eps: f64) -> f64 {
 
 /// Expected privacy loss of one ε-DP mechanism in its worst case (randomized response):
 /// `E_P[L] = qε − (1−q)ε = ε(e^ε − 1)/(e^ε + 1)` (≈ ε²/2; Cesar–Rogers Lemma 3.2,
-/// formulas.md §3.2), computed as `ε·tanh(ε/2)`.
+/// docs/maths.md §3.2), computed as `ε·tanh(ε/2)`.
 ///
 /// ```
 /// let e = 0.5f64;

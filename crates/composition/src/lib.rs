@@ -1,7 +1,7 @@
 //! Composition of differentially private mechanisms: optimal composition of pure ε-DP
 //! mechanisms, of ε-bounded-range (BR) mechanisms and of mixes of both; the concentration
 //! bound for any mix (including concentrated-DP mechanisms); and the adaptive-order
-//! recursion of Cesar & Rogers. Formulas: formulas.md §3.1–3.3.
+//! recursion of Cesar & Rogers. Formulas: docs/maths.md §3.1–3.3.
 //!
 //! # Modules
 //! - [`dp`]: optimal homogeneous composition of `k` ε-DP mechanisms (Kairouz–Oh–Viswanath
@@ -15,11 +15,11 @@
 //! - [`adaptive`]: a fixed order of adaptively chosen DP and BR mechanisms (Cesar–Rogers
 //!   Lemma 5.1; §3.3).
 //! - [`zcdp`]: zero-concentrated DP of Gaussian noise and its conversions to (ε, δ)
-//!   (Bun–Steinke; Canonne–Kamath–Steinke; formulas.md §3.4).
+//!   (Bun–Steinke; Canonne–Kamath–Steinke; docs/maths.md §3.4).
 //! - [`pld`]: a privacy-loss-distribution accountant: discretised privacy-loss laws (with
 //!   their `+∞` atom) of Laplace, Gaussian, randomized response, the truncated Laplacian and
 //!   any (log-concave) noise, composed by FFT, with certified upper/lower brackets of
-//!   `δ(ε)` and `ε(δ)` (formulas.md §0, §1.4 "Exact δ", §3.1, §3.4).
+//!   `δ(ε)` and `ε(δ)` (docs/maths.md §0, §1.4 "Exact δ", §3.1, §3.4).
 //! - [`accountant`]: the tilted, certified privacy-loss accountant for any list of
 //!   mechanisms (`dpw account`), with its mechanism SPEC language.
 //! - [`rdp`]: Rényi-DP (moments accountant) bound of the subsampled Gaussian.
@@ -44,7 +44,23 @@
 //! assert!(all_br < half && half < all_dp);
 //! assert!(concentration_epsilon(50, 50, eps, &[], delta).unwrap() > half);
 //! ```
-#![warn(missing_docs)]
+//!
+//! # Example: the accountant's certified bracket
+//! The [`accountant`] answers with `lower ≤ exact ≤ upper` (its mathematics is in the
+//! repository's `docs/accountant.md`). Here 100 uses of the Gaussian mechanism with
+//! σ = 4 (each `μ = 1/4`), whose composition is exactly the Gaussian with `μ = 2.5`:
+//! ```
+//! use composition::accountant::{Accountant, GaussianLaw};
+//! use densities::gaussian::gaussian_delta;
+//!
+//! let acc = Accountant::new(vec![(Box::new(GaussianLaw::new(0.25).unwrap()), 100)]).unwrap();
+//! let eps = 3.0;
+//! let b = acc.delta(eps).unwrap();
+//! let exact = gaussian_delta(eps, 2.5); // closed form (docs/maths.md §1.2)
+//! assert!(b.lower <= exact && exact <= b.upper);
+//! assert!(b.upper / b.lower - 1.0 < 1e-2);
+//! ```
+#![deny(missing_docs)]
 
 pub mod accountant;
 pub mod adaptive;

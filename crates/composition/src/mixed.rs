@@ -1,11 +1,11 @@
 //! Optimal non-adaptive composition of `ℓ` ε-DP and `m` ε-BR mechanisms
-//! (Cesar & Rogers, Theorem 3; formulas.md §3.3):
+//! (Cesar & Rogers, Theorem 3; docs/maths.md §3.3):
 //!
 //! `δ(ε_g) = max_{t∈[0,ε]} F_t(ε_g)`,
 //! `F_t(ε_g) = Σ_{a=0}^{ℓ} Σ_{i=0}^{m} C(ℓ,a) q^{ℓ−a}(1−q)^a · C(m,i) p_t^{m−i}(1−p_t)^i
 //!             · (1 − e^{ε_g − [(ℓ−2a)ε + mt − iε]})_+`,
 //!
-//! with `q = e^ε/(1+e^ε)` and `p_t = (e^ε − e^t)/(e^ε − 1)`. `m = 0` is formulas.md §3.1
+//! with `q = e^ε/(1+e^ε)` and `p_t = (e^ε − e^t)/(e^ε − 1)`. `m = 0` is docs/maths.md §3.1
 //! (KOV), `ℓ = 0` is §3.2 (Dong–Durfee–Rogers 2019, Theorem 3).
 //!
 //! # Evaluating `F_t` in `O(ℓ + m)`
@@ -158,7 +158,7 @@ fn check(l: u64, m: u64, eps: f64) -> Result<()> {
     Ok(())
 }
 
-/// The maximiser of Cesar–Rogers Theorem 3 (formulas.md §3.3): the optimal δ and the
+/// The maximiser of Cesar–Rogers Theorem 3 (docs/maths.md §3.3): the optimal δ and the
 /// analyst's `t` that attains it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MixedOptimum {
@@ -171,7 +171,7 @@ pub struct MixedOptimum {
 }
 
 /// Optimal δ and maximising `t` for `ℓ` ε-DP and `m` ε-BR mechanisms, composed
-/// non-adaptively, at budget `ε_g` (Cesar–Rogers Theorem 3; formulas.md §3.3).
+/// non-adaptively, at budget `ε_g` (Cesar–Rogers Theorem 3; docs/maths.md §3.3).
 ///
 /// ```
 /// let o = composition::mixed_optimum(3, 2, 0.5, 1.0).unwrap();
@@ -190,12 +190,12 @@ pub fn mixed_optimum(l: u64, m: u64, eps: f64, eps_g: f64) -> Result<MixedOptimu
 }
 
 /// Optimal δ(ε_g) of the non-adaptive composition of `ℓ` ε-DP and `m` ε-BR mechanisms
-/// (Cesar–Rogers Theorem 3; formulas.md §3.3):
+/// (Cesar–Rogers Theorem 3; docs/maths.md §3.3):
 /// `max_t Σ_a Σ_i C(ℓ,a) q^{ℓ−a}(1−q)^a C(m,i) p_t^{m−i}(1−p_t)^i
 /// (1 − e^{ε_g − [(ℓ−2a)ε + mt − iε]})_+`, `q = e^ε/(1+e^ε)`. Cost `O((m+20)(ℓ+m))`.
 ///
 /// ```
-/// // m = 0 is optimal DP composition (formulas.md §3.1).
+/// // m = 0 is optimal DP composition (docs/maths.md §3.1).
 /// let a = composition::mixed_delta(5, 0, 0.3, 0.5).unwrap();
 /// let b = composition::dp_delta(5, 0.3, 0.5).unwrap();
 /// assert!((a / b - 1.0).abs() < 1e-12);
@@ -204,7 +204,7 @@ pub fn mixed_delta(l: u64, m: u64, eps: f64, eps_g: f64) -> Result<f64> {
     mixed_ln_delta(l, m, eps, eps_g).map(f64::exp)
 }
 
-/// Natural log of [`mixed_delta`] (Cesar–Rogers Theorem 3; formulas.md §3.3).
+/// Natural log of [`mixed_delta`] (Cesar–Rogers Theorem 3; docs/maths.md §3.3).
 ///
 /// ```
 /// assert_eq!(composition::mixed_ln_delta(2, 2, 0.5, 2.0).unwrap(), f64::NEG_INFINITY);
@@ -214,7 +214,7 @@ pub fn mixed_ln_delta(l: u64, m: u64, eps: f64, eps_g: f64) -> Result<f64> {
 }
 
 /// The objective `F_t(ε_g)` of Cesar–Rogers Theorem 3 at a fixed analyst parameter `t`
-/// (formulas.md §3.3): the δ of the non-adaptive composition when every BR mechanism is
+/// (docs/maths.md §3.3): the δ of the non-adaptive composition when every BR mechanism is
 /// generalized randomized response with this `t`. Useful for scans over `t`.
 ///
 /// ```
@@ -231,7 +231,7 @@ pub fn mixed_delta_at_t(l: u64, m: u64, eps: f64, t: f64, eps_g: f64) -> Result<
 }
 
 /// Least `ε_g` with [`mixed_delta`]`(ℓ, m, ε, ε_g) ≤ δ` (Cesar–Rogers Theorem 3;
-/// formulas.md §3.3). Returns 0 when `δ ≥ δ(0)`; otherwise the upper end of the final
+/// docs/maths.md §3.3). Returns 0 when `δ ≥ δ(0)`; otherwise the upper end of the final
 /// bracket of a root finder run to machine precision, so `mixed_delta(returned) ≤ δ`.
 ///
 /// ```
@@ -247,7 +247,7 @@ pub fn mixed_epsilon(l: u64, m: u64, eps: f64, delta: f64) -> Result<f64> {
         return Ok(0.0);
     }
     let top = (l + m) as f64 * eps;
-    // The concentration bound (formulas.md §3.3, eq. 3) is a valid upper bound: use it to
+    // The concentration bound (docs/maths.md §3.3, eq. 3) is a valid upper bound: use it to
     // shrink the bracket when it passes the test.
     let conc = crate::concentration::concentration_unchecked(l, m, eps, &[], delta);
     let hi = if conc < top && at_or_below(f(conc), delta) {

@@ -1,5 +1,5 @@
 //! Zero-concentrated DP (zCDP) and its conversion to (ε, δ)-DP, as Cesar & Rogers use it
-//! for Gaussian noise on histograms (their Lemma 6.3; formulas.md §3.4).
+//! for Gaussian noise on histograms (their Lemma 6.3; docs/maths.md §3.4).
 //!
 //! - A Gaussian mechanism with L2 sensitivity Δ and noise σ is ρ-zCDP with
 //!   `ρ = Δ²/(2σ²)`, and ρ's add up under composition (Bun & Steinke 2016, Prop. 1.6 and
@@ -16,7 +16,7 @@ use crate::error::{check_delta, out_of_range, Result};
 use crate::optimize::maximize_ln;
 
 /// `ρ = Δ²/(2σ²)`: the zCDP parameter of a Gaussian mechanism with L2 sensitivity Δ and
-/// standard deviation σ (Bun & Steinke 2016, Prop. 1.6; formulas.md §3.4).
+/// standard deviation σ (Bun & Steinke 2016, Prop. 1.6; docs/maths.md §3.4).
 ///
 /// ```
 /// assert_eq!(composition::zcdp::gaussian_rho(1.0, 1.0).unwrap(), 0.5);
@@ -40,7 +40,7 @@ fn check_rho(rho: f64) -> Result<f64> {
 }
 
 /// Bun–Steinke conversion of ρ-zCDP to (ε, δ)-DP: `ε = ρ + 2√(ρ ln(1/δ))` (Bun & Steinke
-/// 2016, Prop. 1.3; Cesar–Rogers Lemma 6.3; formulas.md §3.4).
+/// 2016, Prop. 1.3; Cesar–Rogers Lemma 6.3; docs/maths.md §3.4).
 ///
 /// ```
 /// let e = composition::zcdp::epsilon_bun_steinke(0.5, 1e-6).unwrap();
@@ -89,7 +89,7 @@ fn alpha_seeds() -> Vec<f64> {
 }
 
 /// Canonne–Kamath–Steinke (2020) conversion of ρ-zCDP to (ε, δ)-DP, the smallest ε over
-/// Rényi orders α > 1 (formulas.md §3.4); clamped at 0. Scan over ln(α − 1) and Brent
+/// Rényi orders α > 1 (docs/maths.md §3.4); clamped at 0. Scan over ln(α − 1) and Brent
 /// (argmin) refinement; the best ε evaluated is returned, which is a valid ε for `delta`
 /// (the safe side of the infimum).
 ///
@@ -107,11 +107,11 @@ pub fn epsilon_cks(rho: f64, delta: f64) -> Result<f64> {
 }
 
 /// `δ(ε)` of the Canonne–Kamath–Steinke conversion: the smallest δ over Rényi orders
-/// α > 1 (formulas.md §3.4), minimised like [`epsilon_cks`] (the best value evaluated:
+/// α > 1 (docs/maths.md §3.4), minimised like [`epsilon_cks`] (the best value evaluated:
 /// never below the true infimum).
 ///
 /// ```
-/// // formulas.md §3.4: μ = 1 (ρ = 1/2), ε = 2 gives δ ≈ 0.0543.
+/// // docs/maths.md §3.4: μ = 1 (ρ = 1/2), ε = 2 gives δ ≈ 0.0543.
 /// let d = composition::zcdp::delta_cks(0.5, 2.0).unwrap();
 /// assert!((d - 0.0543).abs() < 5e-4);
 /// ```

@@ -1,4 +1,4 @@
-//! Adaptive-order recursion (Cesar–Rogers Lemma 5.1, formulas.md §3.3): all-DP equals §3.1,
+//! Adaptive-order recursion (Cesar–Rogers Lemma 5.1, docs/maths.md §3.3): all-DP equals §3.1,
 //! one BR anywhere equals Theorem 3 with m = 1 (Corollary 5.1), BR-last is the worst order
 //! (Proposition 1), two BR + one DP depend on the order (Lemma 5.4, Figure 3), and an
 //! explicit strategy-grid enumeration of the joint output distribution.

@@ -1,5 +1,5 @@
-//! Bounded range (formulas.md §3.2) and mixed DP + BR composition (Cesar–Rogers Theorem 3,
-//! formulas.md §3.3) against brute-force enumeration, exact rationals, closed forms,
+//! Bounded range (docs/maths.md §3.2) and mixed DP + BR composition (Cesar–Rogers Theorem 3,
+//! docs/maths.md §3.3) against brute-force enumeration, exact rationals, closed forms,
 //! numeric maximisation and dense scans over t.
 
 mod common;

@@ -1,4 +1,4 @@
-//! The concentration bound (Cesar–Rogers eq. 3, formulas.md §3.3): its limiting cases and
+//! The concentration bound (Cesar–Rogers eq. 3, docs/maths.md §3.3): its limiting cases and
 //! that it is an upper bound on every optimal composition in the crate.
 
 mod common;

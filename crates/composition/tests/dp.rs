@@ -1,4 +1,4 @@
-//! Optimal DP composition (formulas.md §3.1) against independent references: brute-force
+//! Optimal DP composition (docs/maths.md §3.1) against independent references: brute-force
 //! enumeration of composed randomized response, exact big-integer sums, and the defining
 //! properties of the inverse.
 
@@ -186,7 +186,7 @@ fn approx_dp_composition() {
     let e = dp_epsilon_approx(k, eps, 1e-8, 1e-5).unwrap();
     assert!(dp_delta_approx(k, eps, 1e-8, e).unwrap() <= 1e-5);
     assert!(dp_delta_approx(k, eps, 1e-8, e * (1.0 - 1e-12)).unwrap() > 1e-5);
-    // Tiny δ₀ at huge k: 1 − (1−δ₀)^k must not be lost (formulas.md §0).
+    // Tiny δ₀ at huge k: 1 − (1−δ₀)^k must not be lost (docs/maths.md §0).
     let d = dp_delta_approx(1_000_000, 0.001, 1e-15, 100.0).unwrap();
     assert!(rel(d, 1e-9) < 1e-6, "{d}");
     // Unreachable target.

@@ -1,6 +1,6 @@
 //! The privacy-loss-distribution accountant (`composition::pld`) against independent
 //! computations: closed-form Gaussian profiles (composition of Gaussians is Gaussian,
-//! formulas.md §1.2), optimal DP composition of randomized response (§3.1, binomial sums),
+//! docs/maths.md §1.2), optimal DP composition of randomized response (§3.1, binomial sums),
 //! the Laplace profile (§1.1) and a quadrature of its 2-fold composition, the truncated
 //! Laplacian's tight δ (§1.3) and a quadrature of its hockey-stick, and a quadrature of the
 //! bounded-noise hockey-stick (§1.4). Every test also checks the one-sided claims:

@@ -1,7 +1,7 @@
 //! The least radius of shifted log-concave noise (`composition::pld::least_radius`,
-//! formulas.md §1.4 "exact δ") against independent computations:
+//! docs/maths.md §1.4 "exact δ") against independent computations:
 //! - Gaussian noise: the least σ is the analytic Gaussian mechanism's (Balle & Wang,
-//!   formulas.md §1.2), a closed form with no privacy-loss grid in it;
+//!   docs/maths.md §1.2), a closed form with no privacy-loss grid in it;
 //! - one query of the bounded noise (power, α = 2): the hockey-stick
 //!   `∫ (p(y) − e^ε p(y − s))_+ dy` by Simpson quadrature, then bisection on R;
 //! - the certified bound of `mgf::certified_radius` (Chernoff + quadrature, §1.4 steps
@@ -274,7 +274,7 @@ fn fisher_power2() -> f64 {
 
 #[test]
 fn many_queries_approach_the_clt_limit() {
-    // Dong–Su–Zhang's CLT (formulas.md §2): k queries with shift s = 1/R compose to about
+    // Dong–Su–Zhang's CLT (docs/maths.md §2): k queries with shift s = 1/R compose to about
     // μ-GDP with μ² = k s² I, so the least R tends to √(k I) · σ(ε, δ), σ the analytic
     // Gaussian scale of one sensitivity-1 query. Independent of the FFT accountant.
     let fam = BoundedFamily::power(2.0).unwrap();
@@ -298,7 +298,7 @@ fn many_queries_approach_the_clt_limit() {
 
 #[test]
 fn recentred_upper_bound_is_never_below_the_exact_gaussian_delta() {
-    // k Gaussian queries of scale R compose to one with μ = √k/R (formulas.md §1.2): the
+    // k Gaussian queries of scale R compose to one with μ = √k/R (docs/maths.md §1.2): the
     // exact δ is a closed form. The recentred bound must stay above it on coarse and
     // fine grids, where the plain rounded-up bound is far above it.
     let g = |x: f64| -0.5 * x * x;

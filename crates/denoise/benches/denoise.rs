@@ -1,5 +1,5 @@
 //! Kernel benchmarks for fig5 and fig6 (Balle & Wang 2018, Sections 4 and 5.2;
-//! formulas.md §4): one fig5 point at the largest d (10⁸ uniforms), the full fig5 grid
+//! docs/maths.md §4): one fig5 point at the largest d (10⁸ uniforms), the full fig5 grid
 //! (8 d × 2 ε × 100 datasets, n = 500), the fig6 release on 64 × 64, and the single
 //! denoisers. Target: fig5 + fig6 together well under 5 s on 2 cores.
 

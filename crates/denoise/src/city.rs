@@ -1,4 +1,4 @@
-//! The fig6 heat-map experiment (Balle & Wang 2018, Figure 2; formulas.md §4): a
+//! The fig6 heat-map experiment (Balle & Wang 2018, Figure 2; docs/maths.md §4): a
 //! synthetic city-like density of trip counts on a grid, released with the analytic
 //! Gaussian mechanism and denoised.
 //!
@@ -202,9 +202,9 @@ pub struct HeatmapRelease {
     pub zero_rmse: f64,
     /// The aGM release `truth + N(0, σ² I)`.
     pub raw: Panel,
-    /// Positive-part James–Stein on the whole field (formulas.md §4).
+    /// Positive-part James–Stein on the whole field (docs/maths.md §4).
     pub james_stein: Panel,
-    /// Soft thresholding of every cell at `σ √(2 ln N)`, `N = side²` (formulas.md §4).
+    /// Soft thresholding of every cell at `σ √(2 ln N)`, `N = side²` (docs/maths.md §4).
     pub threshold: Panel,
     /// Haar-wavelet soft thresholding of the detail coefficients at `σ √(2 ln N)`
     /// ([`crate::haar::haar_soft_threshold`]).
@@ -226,7 +226,7 @@ fn rmse(a: ArrayView2<f64>, b: ArrayView2<f64>) -> f64 {
 }
 
 /// Heat-map release with denoising (Balle & Wang 2018, Section 4 and Figure 2;
-/// formulas.md §1.2 and §4; fig6): releases the `side × side` field `truth` with the
+/// docs/maths.md §1.2 and §4; fig6): releases the `side × side` field `truth` with the
 /// analytic Gaussian mechanism (`σ = analytic_sigma(ε, δ, Δ)`, Δ the L2 sensitivity,
 /// fig6 uses Δ = 5), then denoises the release with positive-part James–Stein, soft
 /// thresholding and Haar-wavelet soft thresholding, and reports each panel's RMSE

@@ -1,6 +1,6 @@
 //! Orthonormal two-dimensional Haar wavelet transform of a `2^k × 2^k` field and
 //! wavelet soft thresholding (VisuShrink, Donoho & Johnstone 1994), the denoiser used on
-//! heat maps in Balle & Wang 2018, Section 4 and Figure 2 (formulas.md §4: soft
+//! heat maps in Balle & Wang 2018, Section 4 and Figure 2 (docs/maths.md §4: soft
 //! thresholding, applied in the wavelet basis).
 //!
 //! # Transform
@@ -179,7 +179,7 @@ pub fn haar_soft_threshold_at(
 /// Haar-wavelet soft thresholding (VisuShrink) of a release `y = f + N(0, σ² I)` on a
 /// `side × side` grid, at the universal threshold `λ = σ √(2 ln N)`, `N = side²`
 /// (Balle & Wang 2018, Theorem 12 applied in the orthonormal Haar basis, where the
-/// noise is again `N(0, σ² I)`; formulas.md §4). Detail coefficients only are
+/// noise is again `N(0, σ² I)`; docs/maths.md §4). Detail coefficients only are
 /// thresholded (module documentation).
 ///
 /// Errors: bad grid, σ not in `(0, ∞)`.

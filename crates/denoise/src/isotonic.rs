@@ -1,5 +1,5 @@
 //! Ordered least squares for released top-k counts (Cesar & Rogers 2021, Algorithm 1;
-//! formulas.md §3.4): `argmin_z ‖z − y‖²` subject to `z₁ ≥ z₂ ≥ … ≥ z_k ≥ 0`.
+//! docs/maths.md §3.4): `argmin_z ‖z − y‖²` subject to `z₁ ≥ z₂ ≥ … ≥ z_k ≥ 0`.
 //!
 //! Pool-adjacent-violators solves the non-increasing problem exactly: scan left to right,
 //! keep blocks with their means, and merge the last two blocks while their means violate

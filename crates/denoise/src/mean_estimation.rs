@@ -1,5 +1,5 @@
 //! Private mean estimation with denoising (Balle & Wang 2018, Section 5.2 and
-//! Figure 1, right; formulas.md §4): the experiment behind fig5.
+//! Figure 1, right; docs/maths.md §4): the experiment behind fig5.
 //!
 //! # Data and mechanisms
 //!
@@ -365,7 +365,7 @@ fn stats(values: impl Iterator<Item = f64> + Clone) -> ErrorStats {
     ErrorStats { mean, sd }
 }
 
-/// Private mean estimation at one `(d, ε)` (Balle & Wang 2018, Section 5.2; formulas.md
+/// Private mean estimation at one `(d, ε)` (Balle & Wang 2018, Section 5.2; docs/maths.md
 /// §4; fig5): for `datasets` datasets of `n` records in `ℝ^d`, the mean and standard
 /// deviation of the L2 error of cGM, aGM, aGM + positive-part James–Stein,
 /// aGM + soft threshold and Laplace (module documentation for the data, the

@@ -1,5 +1,5 @@
 //! Denoisers for a Gaussian-mechanism release `y = f + N(0, σ² I_d)` with σ known
-//! (Balle & Wang 2018, Section 4; formulas.md §4): James–Stein (Theorem 11) plain and
+//! (Balle & Wang 2018, Section 4; docs/maths.md §4): James–Stein (Theorem 11) plain and
 //! positive-part, soft thresholding at the universal threshold `σ √(2 ln d)`
 //! (Theorem 12, after Donoho & Johnstone 1994), and the Bayes estimator under a Gaussian
 //! prior `f ~ N(0, w² I_d)`.
@@ -24,7 +24,7 @@ fn check_js_dim(method: &'static str, d: usize) -> Result<(), DenoiseError> {
 }
 
 /// The James–Stein shrinkage factor `1 − (d − 2)σ²/‖y‖²` (Balle & Wang 2018,
-/// Theorem 11; formulas.md §4), or `None` when `‖y‖² = 0` (a null event under
+/// Theorem 11; docs/maths.md §4), or `None` when `‖y‖² = 0` (a null event under
 /// Gaussian noise; both James–Stein functions then return the zero vector).
 fn js_factor(y: &[f64], sigma: f64) -> Option<f64> {
     let s = norm_sq(y);
@@ -36,7 +36,7 @@ fn js_factor(y: &[f64], sigma: f64) -> Option<f64> {
 }
 
 /// James–Stein estimator (Balle & Wang 2018, Theorem 11; James & Stein 1961;
-/// formulas.md §4): `ŷ = (1 − (d − 2)σ²/‖y‖²) y`, in place.
+/// docs/maths.md §4): `ŷ = (1 − (d − 2)σ²/‖y‖²) y`, in place.
 ///
 /// For `d ≥ 3` its risk `E‖ŷ − f‖²` is below `dσ²` (the risk of `y`) for every `f`; at
 /// `f = 0` it equals `2σ²`. The factor can be negative (overshrinkage through the
@@ -60,7 +60,7 @@ pub fn james_stein_in_place(y: &mut [f64], sigma: f64) -> Result<(), DenoiseErro
 }
 
 /// James–Stein estimator, allocating version of [`james_stein_in_place`]
-/// (Balle & Wang 2018, Theorem 11; formulas.md §4).
+/// (Balle & Wang 2018, Theorem 11; docs/maths.md §4).
 ///
 /// ```
 /// let y = denoise::shrink::james_stein(&[1.0, 1.0, 1.0], 1.0).unwrap();
@@ -74,7 +74,7 @@ pub fn james_stein(y: &[f64], sigma: f64) -> Result<Vec<f64>, DenoiseError> {
 }
 
 /// Positive-part James–Stein estimator (Balle & Wang 2018, Theorem 11 and the remark
-/// after it; Baranchik 1964; formulas.md §4): `ŷ = (1 − (d − 2)σ²/‖y‖²)₊ y`, in place.
+/// after it; Baranchik 1964; docs/maths.md §4): `ŷ = (1 − (d − 2)σ²/‖y‖²)₊ y`, in place.
 /// Its risk is never above that of the plain estimator, for every `f`.
 ///
 /// Errors: `d = y.len() < 3`, σ not in `(0, ∞)`.
@@ -93,7 +93,7 @@ pub fn james_stein_positive_in_place(y: &mut [f64], sigma: f64) -> Result<(), De
 }
 
 /// Positive-part James–Stein estimator, allocating version of
-/// [`james_stein_positive_in_place`] (Balle & Wang 2018, Theorem 11; formulas.md §4).
+/// [`james_stein_positive_in_place`] (Balle & Wang 2018, Theorem 11; docs/maths.md §4).
 ///
 /// ```
 /// let y = denoise::shrink::james_stein_positive(&[10.0, 0.0, 0.0], 1.0).unwrap();
@@ -106,7 +106,7 @@ pub fn james_stein_positive(y: &[f64], sigma: f64) -> Result<Vec<f64>, DenoiseEr
 }
 
 /// The universal threshold `λ = σ √(2 ln d)` of Balle & Wang 2018, Theorem 12
-/// (Donoho & Johnstone 1994; formulas.md §4). `d = 1` gives `λ = 0`.
+/// (Donoho & Johnstone 1994; docs/maths.md §4). `d = 1` gives `λ = 0`.
 ///
 /// Errors: σ not in `(0, ∞)`, `d = 0`.
 ///
@@ -126,7 +126,7 @@ pub fn universal_threshold(sigma: f64, d: usize) -> Result<f64, DenoiseError> {
     Ok(sigma * (2.0 * (d as f64).ln()).sqrt())
 }
 
-/// Soft thresholding of one value: `sign(x)(|x| − λ)₊` (formulas.md §4).
+/// Soft thresholding of one value: `sign(x)(|x| − λ)₊` (docs/maths.md §4).
 ///
 /// ```
 /// use denoise::shrink::soft;
@@ -146,7 +146,7 @@ pub fn soft(x: f64, lambda: f64) -> f64 {
 }
 
 /// Soft thresholding of every coordinate at a given `λ ≥ 0`, in place:
-/// `yᵢ ← sign(yᵢ)(|yᵢ| − λ)₊` (formulas.md §4).
+/// `yᵢ ← sign(yᵢ)(|yᵢ| − λ)₊` (docs/maths.md §4).
 ///
 /// Errors: λ not in `[0, ∞)`.
 ///
@@ -168,7 +168,7 @@ pub fn soft_threshold_at_in_place(y: &mut [f64], lambda: f64) -> Result<(), Deno
 }
 
 /// Soft thresholding at the universal threshold `λ = σ √(2 ln d)`, `d = y.len()`
-/// (Balle & Wang 2018, Theorem 12; formulas.md §4), in place.
+/// (Balle & Wang 2018, Theorem 12; docs/maths.md §4), in place.
 ///
 /// Errors: σ not in `(0, ∞)`, empty `y`.
 ///
@@ -184,7 +184,7 @@ pub fn soft_threshold_in_place(y: &mut [f64], sigma: f64) -> Result<(), DenoiseE
 }
 
 /// Soft thresholding at `λ = σ √(2 ln d)`, allocating version of
-/// [`soft_threshold_in_place`] (Balle & Wang 2018, Theorem 12; formulas.md §4).
+/// [`soft_threshold_in_place`] (Balle & Wang 2018, Theorem 12; docs/maths.md §4).
 ///
 /// ```
 /// let y = denoise::shrink::soft_threshold(&[0.1, 5.0], 1.0).unwrap();
@@ -210,7 +210,7 @@ fn check_w(w: f64) -> Result<f64, DenoiseError> {
 }
 
 /// Bayes (posterior-mean) estimator under the Gaussian prior `f ~ N(0, w² I_d)`
-/// (Balle & Wang 2018, Section 4; formulas.md §4): `ŷ = w²/(w² + σ²) y`, in place.
+/// (Balle & Wang 2018, Section 4; docs/maths.md §4): `ŷ = w²/(w² + σ²) y`, in place.
 /// Its Bayes risk is [`bayes_risk`].
 ///
 /// Errors: σ not in `(0, ∞)`, `w` not in `[0, ∞)`.
@@ -234,7 +234,7 @@ pub fn bayes_gaussian_prior_in_place(
 }
 
 /// Bayes estimator under `f ~ N(0, w² I_d)`, allocating version of
-/// [`bayes_gaussian_prior_in_place`] (formulas.md §4).
+/// [`bayes_gaussian_prior_in_place`] (docs/maths.md §4).
 ///
 /// ```
 /// let y = denoise::shrink::bayes_gaussian_prior(&[3.0], 1.0, 2f64.sqrt()).unwrap();
@@ -246,7 +246,7 @@ pub fn bayes_gaussian_prior(y: &[f64], sigma: f64, w: f64) -> Result<Vec<f64>, D
     Ok(out)
 }
 
-/// Bayes risk of [`bayes_gaussian_prior`] (Balle & Wang 2018, Section 4; formulas.md
+/// Bayes risk of [`bayes_gaussian_prior`] (Balle & Wang 2018, Section 4; docs/maths.md
 /// §4): `E‖ŷ − f‖² = d w² σ²/(σ² + w²)` with the expectation over both the prior
 /// `f ~ N(0, w² I_d)` and the noise.
 ///

@@ -1,4 +1,4 @@
-//! The fig6 heat-map release (Balle & Wang 2018, Figure 2; formulas.md §4): the
+//! The fig6 heat-map release (Balle & Wang 2018, Figure 2; docs/maths.md §4): the
 //! synthetic city generator and the denoised aGM release.
 
 use denoise::city::{heatmap_release, synthetic_city, CITY_SIDE, CITY_TRIPS};

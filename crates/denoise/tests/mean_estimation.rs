@@ -1,4 +1,4 @@
-//! The fig5 experiment (Balle & Wang 2018, Section 5.2; formulas.md §4): determinism
+//! The fig5 experiment (Balle & Wang 2018, Section 5.2; docs/maths.md §4): determinism
 //! across runs and rayon thread counts, calibration against `densities`, the error
 //! distributions of the raw mechanisms against their moments, aGM below cGM, and
 //! denoising against raw aGM on the fig5 grid.

@@ -1,5 +1,5 @@
 //! Monte Carlo checks of the denoisers against their risk theory (Balle & Wang 2018,
-//! Section 4; formulas.md §4): James–Stein and its positive part beat the raw release
+//! Section 4; docs/maths.md §4): James–Stein and its positive part beat the raw release
 //! under a Gaussian prior (d ≥ 3), the Bayes risk `d w²σ²/(σ² + w²)`, the JS risk
 //! `2σ²` at `f = 0`, the JS Bayes risk `dσ² − (d − 2)σ⁴/(σ² + w²)` (from
 //! `E[1/χ²_d] = 1/(d − 2)`), and soft thresholding on a sparse signal against the

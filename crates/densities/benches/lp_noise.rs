@@ -1,4 +1,4 @@
-//! Kernel benchmark for the fig11 Monte Carlo (formulas.md §2; Dong, Su & Zhang 2021,
+//! Kernel benchmark for the fig11 Monte Carlo (docs/maths.md §2; Dong, Su & Zhang 2021,
 //! Figure 1): 10⁶ draws of the noise `∝ exp(−‖x‖_p^a)` in d = 30, with the
 //! log-likelihood ratio evaluated under both hypotheses (`llr_samples`, including the
 //! sorts), then the trade-off curve on 101 α. Target: under 2 s per configuration on

@@ -1,5 +1,5 @@
 //! Bounded-noise families of Dagan & Kur (2022), Definition 2.1 and Corollary 2.3
-//! (formulas.md §1.4): densities `p(x) = e^{−f(x)} / Z` on `(−1, 1)`.
+//! (docs/maths.md §1.4): densities `p(x) = e^{−f(x)} / Z` on `(−1, 1)`.
 //!
 //! Both families have `f(x) = Σ cₙ x²ⁿ` with every `cₙ ≥ 0` on `(−1, 1)`
 //! (`(1 − y)^{−α}` and `e^{1/(1−y)}` expand in `y = x²` with non-negative

@@ -1,4 +1,4 @@
-//! Calibration of the Gaussian mechanism (formulas.md §1.2): the classical bound of
+//! Calibration of the Gaussian mechanism (docs/maths.md §1.2): the classical bound of
 //! Dwork & Roth (Theorem A.1), the analytic Gaussian mechanism of Balle & Wang (2018,
 //! Theorem 8 and Algorithm 1), and the privacy profile `δ(ε)` of `N(0, 1)` against a
 //! shift `μ` together with its inverse.
@@ -26,7 +26,7 @@
 //! then a sum of positive parts (Taylor differences inside cells, tabulated drops across
 //! whole cells), used unless the plain difference above cannot cancel. The original
 //! kernel (continued fraction, quadrature) is `ContinuedFraction`, used only by
-//! [`reference`]; the two agree to a few ulps (tests/gaussian_fast.rs).
+//! [`reference`](mod@reference); the two agree to a few ulps (tests/gaussian_fast.rs).
 
 use std::f64::consts::FRAC_1_SQRT_2;
 use std::sync::OnceLock;
@@ -304,7 +304,7 @@ fn first_ok(g: impl Fn(f64) -> f64) -> f64 {
 }
 
 /// The classical Gaussian mechanism (Dwork & Roth 2014, Theorem A.1; Balle & Wang
-/// 2018, Theorem 1; formulas.md §1.2): `σ = Δ √(2 ln(1.25/δ)) / ε`, (ε, δ)-DP for
+/// 2018, Theorem 1; docs/maths.md §1.2): `σ = Δ √(2 ln(1.25/δ)) / ε`, (ε, δ)-DP for
 /// `ε ∈ (0, 1)` only.
 ///
 /// Errors: `epsilon` outside `(0, 1)` ("(0, 1) for the classical Gaussian mechanism"),
@@ -332,7 +332,7 @@ pub fn classical_sigma(epsilon: f64, delta: f64, sensitivity: f64) -> Result<f64
 }
 
 /// The analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8 and Algorithm 1;
-/// formulas.md §1.2): the smallest σ such that `N(0, σ²)` with L2 sensitivity Δ is
+/// docs/maths.md §1.2): the smallest σ such that `N(0, σ²)` with L2 sensitivity Δ is
 /// (ε, δ)-DP, i.e. `Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ) ≤ δ` (eq. 6).
 ///
 /// Solved by Newton's method on the profile in the variable `a = ε/μ − μ/2` (`μ = Δ/σ`;
@@ -480,7 +480,7 @@ pub fn ln_gaussian_delta(epsilon: f64, mu: f64) -> f64 {
 }
 
 /// Privacy profile of the Gaussian mechanism (Balle & Wang 2018, Theorem 8 / Lemma 6;
-/// formulas.md §0 and §1.2): the hockey-stick divergence between `N(0, 1)` and `N(μ, 1)`
+/// docs/maths.md §0 and §1.2): the hockey-stick divergence between `N(0, 1)` and `N(μ, 1)`
 /// (i.e. `N(0, σ²)` with shift Δ, `μ = Δ/σ`),
 ///
 /// `δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)`.
@@ -500,7 +500,7 @@ pub fn gaussian_delta(epsilon: f64, mu: f64) -> f64 {
     delta_with::<Taylor>(epsilon, mu)
 }
 
-/// Inverse of the Gaussian privacy profile (formulas.md §1.2): the least `ε ≥ 0` with
+/// Inverse of the Gaussian privacy profile (docs/maths.md §1.2): the least `ε ≥ 0` with
 /// `gaussian_delta(ε, μ) ≤ δ` (0 if `δ(0) = 2Φ(μ/2) − 1 ≤ δ` already).
 ///
 /// Newton's method on `√(−2 ln δ(ε))` (nearly linear in ε; `gaussian/newton.rs`), then

@@ -1,10 +1,10 @@
-//! The Laplace mechanism (Dwork, McSherry, Nissim & Smith 2006; formulas.md §1.1):
+//! The Laplace mechanism (Dwork, McSherry, Nissim & Smith 2006; docs/maths.md §1.1):
 //! density `p(x) = e^{−|x|/b}/(2b)`, ε-DP for sensitivity Δ when `b = Δ/ε`.
 
 use crate::error::{check_open, DensityError};
 use crate::traits::{Continuous, ContinuousCdf, NoiseMoments};
 
-/// The centred Laplace distribution with scale `b` (formulas.md §1.1):
+/// The centred Laplace distribution with scale `b` (docs/maths.md §1.1):
 /// `p(x) = e^{−|x|/b}/(2b)`, `E|X| = b`, `E X² = 2b²`.
 ///
 /// ```
@@ -22,7 +22,7 @@ pub struct Laplace {
 }
 
 impl Laplace {
-    /// Laplace with scale `b ∈ (0, ∞)` (formulas.md §1.1; for ε-DP use
+    /// Laplace with scale `b ∈ (0, ∞)` (docs/maths.md §1.1; for ε-DP use
     /// [`laplace_scale`]).
     ///
     /// Errors: `b` not in `(0, ∞)`.
@@ -67,18 +67,18 @@ impl ContinuousCdf for Laplace {
 }
 
 impl NoiseMoments for Laplace {
-    /// `E|X| = b` (formulas.md §1.1).
+    /// `E|X| = b` (docs/maths.md §1.1).
     fn mean_abs(&self) -> f64 {
         self.b
     }
-    /// `E X² = 2b²` (formulas.md §1.1).
+    /// `E X² = 2b²` (docs/maths.md §1.1).
     fn second_moment(&self) -> f64 {
         2.0 * self.b * self.b
     }
 }
 
 /// Scale of the Laplace mechanism: `b = Δ/ε` gives ε-DP for ℓ1 sensitivity Δ
-/// (Dwork et al. 2006; formulas.md §1.1).
+/// (Dwork et al. 2006; docs/maths.md §1.1).
 ///
 /// Errors: ε or Δ not in `(0, ∞)`.
 ///
@@ -92,7 +92,7 @@ pub fn laplace_scale(epsilon: f64, sensitivity: f64) -> Result<f64, DensityError
     Ok(sensitivity / epsilon)
 }
 
-/// Privacy profile of the Laplace mechanism (formulas.md §0 and §1.1): the hockey-stick
+/// Privacy profile of the Laplace mechanism (docs/maths.md §0 and §1.1): the hockey-stick
 /// divergence between `Laplace(b)` and its shift by Δ, with `μ = Δ/b`:
 ///
 /// `δ(ε) = max(0, 1 − e^{(ε − μ)/2})`, computed as `−expm1((ε − μ)/2)` (no cancellation

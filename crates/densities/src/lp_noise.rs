@@ -1,6 +1,6 @@
 //! The d-dimensional noise with density `∝ exp(−‖x‖_p^a)` (`p, a ≥ 1`) of Dong, Su &
-//! Zhang (2021), "A central limit theorem for differential privacy", Figure 1 and the
-//! class 𝓕 of their CLT (formulas.md §2).
+//! Zhang (2021), "A central limit theorem for differentially private query answering",
+//! Figure 1 and the class 𝓕 of their CLT (docs/maths.md §2).
 //!
 //! * [`LpNoise`]: the distribution (optionally scaled, `X_s = sX`), its potential
 //!   `φ(x) = ‖x/s‖_p^a` and gradient, an exact sampler, and closed forms for the Fisher
@@ -17,7 +17,7 @@
 //!
 //! **Closed forms** (used by [`LpNoise::fisher_scalar`] and
 //! [`LpNoise::coord_second_moment`]). Write the unscaled `X = R U` with `U = Y/‖Y‖_p`,
-//! `R^a ~ Gamma(d/a)`, `|Y_i|^p ~ Gamma(1/p)` (formulas.md §2). `U` is independent of
+//! `R^a ~ Gamma(d/a)`, `|Y_i|^p ~ Gamma(1/p)` (docs/maths.md §2). `U` is independent of
 //! `‖Y‖_p` (`Y` has density `∝ e^{−‖y‖_p^p}`, a function of `‖y‖_p` only) and of `R`, and
 //! `E‖Y‖_p^m = Γ((d+m)/p)/Γ(d/p)`, `E|Y_1|^m = Γ((1+m)/p)/Γ(1/p)`, `E R^m = Γ((d+m)/a)/Γ(d/a)`.
 //! Hence, with `‖X‖_p = R` and `|X_i| = R|U_i|`:
@@ -133,7 +133,7 @@ pub fn chunk_rng(seed: u64, chunk: u64) -> Pcg64 {
 }
 
 /// Noise in `ℝ^d` with density `∝ exp(−‖x/s‖_p^a)`, `p, a ≥ 1`, scale `s > 0` (Dong, Su &
-/// Zhang 2021, class 𝓕 with `U = I`; formulas.md §2). `s = 1` is the paper's
+/// Zhang 2021, class 𝓕 with `U = I`; docs/maths.md §2). `s = 1` is the paper's
 /// `∝ exp(−‖x‖_p^a)`; [`LpNoise::normalised`] picks `s` so that the Fisher information is
 /// the identity.
 ///
@@ -156,7 +156,7 @@ pub struct LpNoise {
 }
 
 impl LpNoise {
-    /// The density `∝ exp(−‖x‖_p^a)` on `ℝ^d` (formulas.md §2).
+    /// The density `∝ exp(−‖x‖_p^a)` on `ℝ^d` (docs/maths.md §2).
     ///
     /// Errors: `d = 0`, `p` or `a` not in `[1, ∞)`.
     pub fn new(d: usize, p: f64, a: f64) -> Result<Self, DensityError> {
@@ -180,7 +180,7 @@ impl LpNoise {
 
     /// The same family scaled so that its Fisher information is the identity,
     /// `s = √c` with `c` the exact unscaled [`fisher_scalar`](Self::fisher_scalar)
-    /// (formulas.md §2: the CLT compares noises normalised to `I_X = I`; `sX` has Fisher
+    /// (docs/maths.md §2: the CLT compares noises normalised to `I_X = I`; `sX` has Fisher
     /// information `c/s²·I`).
     ///
     /// Errors: as [`LpNoise::new`].
@@ -190,7 +190,7 @@ impl LpNoise {
     }
 
     /// The law of `sX` (density `∝ exp(−‖x/s‖_p^a)`), e.g. with `s = √ĉ` from a Monte
-    /// Carlo [`estimate_fisher`] (formulas.md §2).
+    /// Carlo [`estimate_fisher`] (docs/maths.md §2).
     ///
     /// Errors: `s` not in `(0, ∞)`.
     ///
@@ -255,7 +255,7 @@ impl LpNoise {
     }
 
     /// The potential `φ(x) = ‖x/s‖_p^a` (the density is `e^{−φ}/Z`; the constant `ln Z`
-    /// is dropped, it cancels in likelihood ratios; formulas.md §2).
+    /// is dropped, it cancels in likelihood ratios; docs/maths.md §2).
     ///
     /// Errors: `x.len() ≠ d`.
     ///
@@ -270,7 +270,7 @@ impl LpNoise {
     }
 
     /// The gradient `∂ᵢφ(x) = (a/s) ‖y‖_p^{a−p} |yᵢ|^{p−1} sign(yᵢ)` with `y = x/s`
-    /// (formulas.md §2), written into `out`. Where φ is not differentiable (`x = 0` when
+    /// (docs/maths.md §2), written into `out`. Where φ is not differentiable (`x = 0` when
     /// `a < p`, or `xᵢ = 0` when `p = 1`) the minimal-norm subgradient is returned (0 in
     /// those components).
     ///
@@ -309,7 +309,7 @@ impl LpNoise {
         special::Gamma::ln_gamma(x).0 - special::Gamma::ln_gamma(y).0
     }
 
-    /// Exact Fisher information scalar `c` with `I_X = E[∇φ∇φᵀ] = c·I` (formulas.md §2;
+    /// Exact Fisher information scalar `c` with `I_X = E[∇φ∇φᵀ] = c·I` (docs/maths.md §2;
     /// derivation in the module docs):
     /// `c = a²/s² · Γ((d+2a−2)/a)/Γ(d/a) · Γ((2p−1)/p)/Γ(1/p) · Γ(d/p)/Γ((d+2p−2)/p)`.
     /// (`I_X` is a multiple of `I` because the law is invariant under coordinate
@@ -327,7 +327,7 @@ impl LpNoise {
         (a / self.scale).powi(2) * ln.exp()
     }
 
-    /// Exact `E X_1²` (= `E‖X‖₂²/d`) (module docs; formulas.md §2):
+    /// Exact `E X_1²` (= `E‖X‖₂²/d`) (module docs; docs/maths.md §2):
     /// `s² Γ((d+2)/a)/Γ(d/a) · Γ(3/p)/Γ(1/p) · Γ(d/p)/Γ((d+2)/p)`.
     ///
     /// ```
@@ -343,7 +343,7 @@ impl LpNoise {
     }
 
     /// Exact Cramér–Rao ratio `E‖X‖₂² · ‖I_X‖ / d = E X_1² · c` (Dong, Su & Zhang, slides:
-    /// "By Cramér–Rao, `E‖X‖² ‖I_X‖ ≥ d`"; formulas.md §2). It is ≥ 1, equal to 1 for the
+    /// "By Cramér–Rao, `E‖X‖² ‖I_X‖ ≥ d`"; docs/maths.md §2). It is ≥ 1, equal to 1 for the
     /// Gaussian (p = a = 2), and does not depend on the scale.
     ///
     /// ```
@@ -359,7 +359,7 @@ impl LpNoise {
         unscaled.coord_second_moment() * unscaled.fisher_scalar()
     }
 
-    /// `E φ(X) = E‖X/s‖_p^a = d/a` (`φ(X) = R^a ~ Gamma(d/a, 1)`; formulas.md §2).
+    /// `E φ(X) = E‖X/s‖_p^a = d/a` (`φ(X) = R^a ~ Gamma(d/a, 1)`; docs/maths.md §2).
     ///
     /// ```
     /// assert_eq!(densities::lp_noise::LpNoise::new(30, 4.0, 4.0).unwrap().mean_phi(), 7.5);
@@ -372,7 +372,7 @@ impl LpNoise {
         Sampler::new(self)
     }
 
-    /// Draws one sample into `out` (formulas.md §2: `|Yᵢ|^p ~ Gamma(1/p, 1)` with a random
+    /// Draws one sample into `out` (docs/maths.md §2: `|Yᵢ|^p ~ Gamma(1/p, 1)` with a random
     /// sign, `U = Y/‖Y‖_p`, `R^a ~ Gamma(d/a, 1)`, `X = sRU`), from any generator (e.g. a
     /// seeded `rand_pcg::Pcg64`). Returns `φ(X) = R^a`.
     ///
@@ -406,7 +406,7 @@ impl LpNoise {
 
     /// `n` samples as the rows of an `n × d` array, drawn in parallel blocks of
     /// [`CHUNK`] rows, block `k` from its own stream [`chunk_rng`]`(seed, k)`: identical
-    /// for a given seed on any number of threads (formulas.md §2 sampler).
+    /// for a given seed on any number of threads (docs/maths.md §2 sampler).
     ///
     /// ```
     /// let n = densities::lp_noise::LpNoise::new(2, 2.0, 2.0).unwrap();
@@ -435,7 +435,7 @@ impl LpNoise {
     }
 }
 
-/// Per-thread sampler state for the unscaled law (formulas.md §2).
+/// Per-thread sampler state for the unscaled law (docs/maths.md §2).
 struct Sampler {
     d: usize,
     p: f64,
@@ -527,7 +527,7 @@ impl Sampler {
     }
 }
 
-/// Monte Carlo settings: number of samples and seed (formulas.md §2; fig11 uses 10⁶
+/// Monte Carlo settings: number of samples and seed (docs/maths.md §2; fig11 uses 10⁶
 /// samples and a fixed seed).
 ///
 /// ```
@@ -564,7 +564,7 @@ impl MonteCarlo {
 }
 
 /// Monte Carlo estimate of the Fisher information `I_X = E[∇φ(X)∇φ(X)ᵀ] = c·I` and of the
-/// Cramér–Rao ratio (formulas.md §2), each with its standard error.
+/// Cramér–Rao ratio (docs/maths.md §2), each with its standard error.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FisherEstimate {
     /// `ĉ`, the mean of `‖∇φ(X)‖²/d`.
@@ -585,7 +585,7 @@ pub struct FisherEstimate {
 
 impl FisherEstimate {
     /// The scale `s = √ĉ` that normalises the noise to Fisher information `I`
-    /// (`sX` has Fisher information `c/s²·I`; formulas.md §2).
+    /// (`sX` has Fisher information `c/s²·I`; docs/maths.md §2).
     ///
     /// ```
     /// use densities::lp_noise::{estimate_fisher, LpNoise, MonteCarlo};
@@ -600,7 +600,7 @@ impl FisherEstimate {
 
 /// Monte Carlo estimate of `I_X = E[∇φ∇φᵀ]` as the scalar `ĉ = mean ‖∇φ(X)‖²/d` (the
 /// matrix is `c·I` by symmetry), of `E‖X‖₂²/d`, and of the Cramér–Rao ratio
-/// `E‖X‖₂²·‖I_X‖/d` (Dong, Su & Zhang, CLT slides; formulas.md §2). Uses [`LpNoise::sample`]
+/// `E‖X‖₂²·‖I_X‖/d` (Dong, Su & Zhang, CLT slides; docs/maths.md §2). Uses [`LpNoise::sample`]
 /// and [`LpNoise::grad_phi`]; deterministic in the seed regardless of thread count.
 ///
 /// ```
@@ -665,7 +665,7 @@ pub fn estimate_fisher(noise: &LpNoise, mc: MonteCarlo) -> FisherEstimate {
 }
 
 /// A uniformly random unit vector in `ℝ^d` (normalised standard normal), for the CLT's
-/// random direction `v ~ S^{d−1}` (formulas.md §2).
+/// random direction `v ~ S^{d−1}` (docs/maths.md §2).
 ///
 /// Errors: `d = 0`.
 ///
@@ -693,7 +693,7 @@ pub fn random_direction<R: Rng + ?Sized>(d: usize, rng: &mut R) -> Result<Vec<f6
 }
 
 /// Monte Carlo samples of the log-likelihood ratio `λ(y) = φ(y) − φ(y − v)` of `X + v`
-/// against `X` (formulas.md §2), under the null (`y = x`) and the alternative (`y = x + v`)
+/// against `X` (docs/maths.md §2), under the null (`y = x`) and the alternative (`y = x + v`)
 /// for the same draws `x`, both sorted ascending. Build with [`llr_samples`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct LlrSamples {
@@ -702,7 +702,7 @@ pub struct LlrSamples {
 }
 
 /// One point of an empirical trade-off curve with its pointwise confidence band
-/// (formulas.md §2).
+/// (docs/maths.md §2).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TradeoffPoint {
     /// Type I error α (attained exactly by the randomised empirical test).
@@ -728,7 +728,7 @@ impl LlrSamples {
         &self.alt
     }
 
-    /// The empirical Neyman–Pearson trade-off curve (formulas.md §2: reject when
+    /// The empirical Neyman–Pearson trade-off curve (docs/maths.md §2: reject when
     /// `λ > c`, `α(c) = P₀(λ > c)`, `β(c) = P₁(λ ≤ c)`), at each α of `alphas`, with a
     /// pointwise band `β̂ ± z·se`.
     ///
@@ -820,7 +820,7 @@ impl LlrSamples {
 }
 
 /// Draws `mc.samples` points `x` of `noise` and returns the sorted log-likelihood ratios
-/// `λ(x)` and `λ(x + v)`, `λ(y) = φ(y) − φ(y − v)` (formulas.md §2; Dong, Su & Zhang 2021,
+/// `λ(x)` and `λ(x + v)`, `λ(y) = φ(y) − φ(y − v)` (docs/maths.md §2; Dong, Su & Zhang 2021,
 /// Figure 1). Computed in unscaled coordinates with `w = v/s`, using `φ₀(x) = R^a` from
 /// the sampler: `λ₀ = φ₀(x) − φ₀(x − w)`, `λ₁ = φ₀(x + w) − φ₀(x)`. Parallel over
 /// [`CHUNK`]-sized chunks with per-chunk streams; the result depends only on the seed.
@@ -866,7 +866,7 @@ pub fn llr_samples(noise: &LpNoise, v: &[f64], mc: MonteCarlo) -> Result<LlrSamp
 
 /// The Monte Carlo trade-off curve of `X` against `X + v` on a grid of α with a
 /// pointwise `±z·se` band: [`llr_samples`] followed by [`LlrSamples::tradeoff`]
-/// (formulas.md §2; Dong, Su & Zhang 2021, Figure 1).
+/// (docs/maths.md §2; Dong, Su & Zhang 2021, Figure 1).
 ///
 /// Errors: as [`llr_samples`] and [`LlrSamples::tradeoff`].
 ///

@@ -1,6 +1,6 @@
-//! The standard normal distribution with tail-accurate numerics (formulas.md §0,
-//! "Numerics that the formulas below need everywhere"), and the [`Normal`] noise
-//! distribution `N(m, σ²)` of the Gaussian mechanism (formulas.md §1.2).
+//! The standard normal distribution with tail-accurate numerics (docs/maths.md §0,
+//! "Numerics used everywhere"), and the [`Normal`] noise
+//! distribution `N(m, σ²)` of the Gaussian mechanism (docs/maths.md §1.2).
 //!
 //! Everything is built on one function, the scaled complementary error function
 //! `erfcx(x) = e^{x²} erfc(x)`, and on an exactly split square (`x·x = s + e` by FMA)
@@ -89,7 +89,7 @@ fn cf_tail(x: f64) -> f64 {
 /// `√π erfcx(x) = 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + …))))` for `x ≥ 2`
 /// (≈ `1/(x√π)` for large `x`). For `x < 0` it uses `erfcx(x) = 2e^{x²} − erfcx(−x)`
 /// (no cancellation: the first term is ≥ 2, the second ≤ 1) and overflows to `+∞`
-/// below ≈ −26.6. Underlies every tail of `Φ` (formulas.md §0).
+/// below ≈ −26.6. Underlies every tail of `Φ` (docs/maths.md §0).
 ///
 /// ```
 /// use densities::normal::erfcx;
@@ -142,7 +142,7 @@ fn cdf_over_pdf(x: f64) -> f64 {
 }
 
 /// Standard normal density `φ(x) = e^{−x²/2}/√(2π)`, with relative accuracy down to
-/// underflow (exactly split square; formulas.md §0).
+/// underflow (exactly split square; docs/maths.md §0).
 ///
 /// ```
 /// let p = densities::normal::pdf(0.0);
@@ -152,7 +152,7 @@ pub fn pdf(x: f64) -> f64 {
     exp_neg_half_sq_mul(x, FRAC_1_SQRT_2PI)
 }
 
-/// Standard normal CDF `Φ(x)` (formulas.md §0: "compute `Φ(−x)` from erfc").
+/// Standard normal CDF `Φ(x)` (docs/maths.md §0: normal tails from `erfcx`).
 ///
 /// Relative accuracy a few ulp everywhere, including the lower tail: for `x < −1`,
 /// `Φ(x) = ½ e^{−x²/2} erfcx(−x/√2)` with an exactly split square, so `Φ(−37)` ≈ 5.7e-300
@@ -177,7 +177,7 @@ pub fn cdf(x: f64) -> f64 {
 }
 
 /// Standard normal survival function `1 − Φ(x) = Φ(−x)`, with relative accuracy in the
-/// upper tail (formulas.md §0).
+/// upper tail (docs/maths.md §0).
 ///
 /// ```
 /// use densities::normal::{cdf, sf};
@@ -188,8 +188,8 @@ pub fn sf(x: f64) -> f64 {
     cdf(-x)
 }
 
-/// `ln Φ(x)`, accurate everywhere it is representable (formulas.md §0: "`log Φ` in log
-/// space when δ below 1e-300 is a possibility").
+/// `ln Φ(x)`, accurate everywhere it is representable (docs/maths.md §0: `ln Φ` stays
+/// finite far beyond the underflow of `Φ`, for δ below 1e-300).
 ///
 /// * `x < −1`: `−x²/2 + ln(½ erfcx(−x/√2))` (both terms negative, no cancellation; the
 ///   square split exactly), valid down to `x ≈ −1.9e154` (e.g. `ln Φ(−1e150) =
@@ -324,7 +324,7 @@ fn lower_quantile(p: f64) -> f64 {
     x - f * cdf_over_pdf(x)
 }
 
-/// Standard normal quantile `Φ⁻¹(p)` (formulas.md §0, §1.2).
+/// Standard normal quantile `Φ⁻¹(p)` (docs/maths.md §0, §1.2).
 ///
 /// Wichura's AS 241 (PPND16) followed by one Newton step using the tail-accurate
 /// [`cdf`]/[`ln_cdf`]; relative error ≈ 1e-16 (well inside 1e-13) for all
@@ -362,7 +362,7 @@ pub fn quantile(p: f64) -> f64 {
 }
 
 /// Upper quantile `Φ⁻¹(1 − q)`, computed as `−Φ⁻¹(q)` so that `1 − q` is never rounded
-/// (formulas.md §0); accurate for `q` down to 5e-324.
+/// (docs/maths.md §0); accurate for `q` down to 5e-324.
 ///
 /// ```
 /// let t = densities::normal::upper_quantile(1e-20);
@@ -374,7 +374,7 @@ pub fn upper_quantile(q: f64) -> f64 {
 
 /// The `t` (for `σ = 1`) with `P(max of k i.i.d. |N(0,1)| ≤ t) = 1 − β`:
 /// `t = Φ⁻¹(1 − u/2)` with `u = 1 − (1 − β)^{1/k}` computed as
-/// `u = −expm1(ln_1p(−β)/k)` (formulas.md §0 and §1.2, Dagan–Kur's `gaussHighProb`).
+/// `u = −expm1(ln_1p(−β)/k)` (docs/maths.md §0 and §1.2, Dagan–Kur's `gaussHighProb`).
 /// The naive `1 − (1 − β)^{1/k}` is exactly 0 for `k = 1e10`, `β = 1e-6`; here that case
 /// gives `t ≈ 8.3`. Multiply by σ for `N(0, σ²)`.
 ///
@@ -394,7 +394,7 @@ pub fn max_abs_quantile(k: f64, beta: f64) -> f64 {
 }
 
 /// The normal distribution `N(mean, σ²)` — the noise of the Gaussian mechanism
-/// (Balle & Wang 2018, Theorem 8; formulas.md §1.2). Its CDF, survival function and
+/// (Balle & Wang 2018, Theorem 8; docs/maths.md §1.2). Its CDF, survival function and
 /// quantile use the tail-accurate standard-normal functions of this module.
 ///
 /// ```
@@ -413,7 +413,7 @@ pub struct Normal {
 }
 
 impl Normal {
-    /// `N(mean, σ²)` (formulas.md §1.2); the mean must be finite and `σ ∈ (0, ∞)`.
+    /// `N(mean, σ²)` (docs/maths.md §1.2); the mean must be finite and `σ ∈ (0, ∞)`.
     ///
     /// Errors: `mean` not finite, `sigma` not in `(0, ∞)`.
     pub fn new(mean: f64, sigma: f64) -> Result<Self, DensityError> {
@@ -456,7 +456,7 @@ impl ContinuousCdf for Normal {
 }
 
 impl NoiseMoments for Normal {
-    /// `E|X| = σ√(2/π)` for mean 0 (formulas.md §1.2); for a mean `m ≠ 0` the folded
+    /// `E|X| = σ√(2/π)` for mean 0 (docs/maths.md §1.2); for a mean `m ≠ 0` the folded
     /// normal `σ√(2/π) e^{−m²/(2σ²)} + m·erf(m/(σ√2))`.
     fn mean_abs(&self) -> f64 {
         let m = self.mean;
@@ -468,7 +468,7 @@ impl NoiseMoments for Normal {
             s * SQRT_FRAC_2_PI * exp_neg_half_sq_mul(r, 1.0) + m * (r * FRAC_1_SQRT_2).error()
         }
     }
-    /// `E X² = σ² + m²` (`σ²` for the mechanism's zero-mean noise; formulas.md §1.2).
+    /// `E X² = σ² + m²` (`σ²` for the mechanism's zero-mean noise; docs/maths.md §1.2).
     fn second_moment(&self) -> f64 {
         self.sigma * self.sigma + self.mean * self.mean
     }

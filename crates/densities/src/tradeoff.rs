@@ -1,15 +1,15 @@
 //! Trade-off functions (Dong, Roth & Su 2019; Dong, Su & Zhang 2021, "A central limit
-//! theorem for differential privacy"; formulas.md §0 and §2).
+//! theorem for differentially private query answering"; docs/maths.md §0 and §2).
 //!
 //! The trade-off function of two distributions `P`, `Q` is
 //! `T[P, Q](α) = inf { β_φ : α_φ ≤ α }` over tests φ (type I error `α_φ = E_P φ`, type II
-//! error `β_φ = 1 − E_Q φ`; formulas.md §0). This module gives
+//! error `β_φ = 1 − E_Q φ`; docs/maths.md §0). This module gives
 //!
-//! * the (ε, δ)-DP budget `f_{ε,δ}` ([`f_eps_delta`], formulas.md §2),
-//! * the Gaussian trade-off `G_μ` ([`gaussian_tradeoff`], formulas.md §1.2 and §2),
-//! * the closed form of the Laplace mechanism ([`laplace_tradeoff`], formulas.md §1.1),
+//! * the (ε, δ)-DP budget `f_{ε,δ}` ([`f_eps_delta`], docs/maths.md §2),
+//! * the Gaussian trade-off `G_μ` ([`gaussian_tradeoff`], docs/maths.md §1.2 and §2),
+//! * the closed form of the Laplace mechanism ([`laplace_tradeoff`], docs/maths.md §1.1),
 //! * the trade-off `T(α) = F(F⁻¹(1 − α) − Δ)` of any symmetric log-concave noise against
-//!   its shift by Δ ([`shift_tradeoff`], formulas.md §1.3),
+//!   its shift by Δ ([`shift_tradeoff`], docs/maths.md §1.3),
 //!
 //! each as a function of α and as a [`TradeOff`] value that can be sampled on a grid
 //! ([`TradeOff::curve`], [`alpha_grid`]).
@@ -53,7 +53,7 @@ fn check_shift(shift: f64) -> Result<f64, DensityError> {
 
 /// The trade-off function of (ε, δ)-DP (Wasserman & Zhou 2010; Kairouz, Oh & Viswanath
 /// 2015; Dong, Roth & Su 2019; Dong–Su–Zhang slides "(ε, δ)-DP iff ROC ≥ f_{ε,δ}";
-/// formulas.md §2):
+/// docs/maths.md §2):
 ///
 /// `f_{ε,δ}(α) = max{0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)}`.
 ///
@@ -81,7 +81,7 @@ pub fn f_eps_delta(epsilon: f64, delta: f64, alpha: f64) -> Result<f64, DensityE
 }
 
 /// The Gaussian trade-off function `G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)` = `T[N(0,1), N(μ,1)]`
-/// (Dong, Roth & Su 2019, definition of μ-GDP; formulas.md §1.2 and §2: μ-GDP means
+/// (Dong, Roth & Su 2019, definition of μ-GDP; docs/maths.md §1.2 and §2: μ-GDP means
 /// `T ≥ G_μ`).
 ///
 /// `Φ⁻¹(1 − α)` is computed as [`normal::upper_quantile`]`(α)` (no rounding of `1 − α`) and
@@ -107,14 +107,14 @@ pub fn gaussian_tradeoff(mu: f64, alpha: f64) -> Result<f64, DensityError> {
 }
 
 /// Closed-form trade-off function of the Laplace mechanism: `T[Lap(b), Δ + Lap(b)]`
-/// (Dong, Roth & Su 2019, Section 2.3; formulas.md §1.1). With `μ = Δ/b`:
+/// (Dong, Roth & Su 2019, Section 2.3; docs/maths.md §1.1). With `μ = Δ/b`:
 ///
 /// * `1 − e^{μ} α` for `α < e^{−μ}/2`,
 /// * `e^{−μ}/(4α)` for `e^{−μ}/2 ≤ α ≤ 1/2`,
 /// * `e^{−μ}(1 − α)` for `α > 1/2`.
 ///
 /// Derivation: Laplace is symmetric and log-concave, so `T(α) = F(F⁻¹(1 − α) − Δ)`
-/// (formulas.md §1.3), which by symmetry is `S(F⁻¹(α) + Δ)` with `S = 1 − F`. For
+/// (docs/maths.md §1.3), which by symmetry is `S(F⁻¹(α) + Δ)` with `S = 1 − F`. For
 /// `α ≤ 1/2`, `F⁻¹(α) = b ln(2α)`; if `b ln(2α) + Δ ≤ 0` then
 /// `S = 1 − ½ e^{ln(2α) + μ} = 1 − e^μ α`, else `S = ½ e^{−ln(2α) − μ} = e^{−μ}/(4α)`. For
 /// `α > 1/2`, `F⁻¹(α) = −b ln(2(1 − α)) > 0` and `S = ½ e^{ln(2(1−α)) − μ} = e^{−μ}(1 − α)`.
@@ -146,7 +146,7 @@ pub fn laplace_tradeoff(shift: f64, b: f64, alpha: f64) -> Result<f64, DensityEr
 
 /// Marker for one-dimensional noise distributions that are symmetric about their centre
 /// and log-concave, so that threshold tests are most powerful against a shift and the
-/// trade-off function is `T(α) = F(F⁻¹(1 − α) − Δ)` (formulas.md §1.3; Dong, Roth & Su
+/// trade-off function is `T(α) = F(F⁻¹(1 − α) − Δ)` (docs/maths.md §1.3; Dong, Roth & Su
 /// 2019, for log-concave location families: the likelihood ratio is monotone). The CDF,
 /// survival function
 /// and quantile come from [`ContinuousCdf`].
@@ -168,7 +168,7 @@ impl SymmetricLogConcave for Laplace {}
 impl SymmetricLogConcave for TruncatedLaplace {}
 
 /// The trade-off function `T[X, X + Δ](α) = F(F⁻¹(1 − α) − Δ)` of symmetric log-concave
-/// noise `X` with CDF `F` against its shift by `Δ ≥ 0` (formulas.md §1.3; Dong, Su &
+/// noise `X` with CDF `F` against its shift by `Δ ≥ 0` (docs/maths.md §1.3; Dong, Su &
 /// Zhang 2021, Section 2; the most powerful test rejects above a threshold).
 ///
 /// Evaluated as `S(F⁻¹(α) + Δ)` with `S = 1 − F` the survival function: for noise
@@ -199,7 +199,7 @@ pub fn shift_tradeoff<D: SymmetricLogConcave + ?Sized>(
     Ok(t.clamp(0.0, 1.0 - alpha))
 }
 
-/// A trade-off function `α ↦ T(α)` on `[0, 1]` (formulas.md §0), so that experiments
+/// A trade-off function `α ↦ T(α)` on `[0, 1]` (docs/maths.md §0), so that experiments
 /// can treat the budget `f_{ε,δ}`, `G_μ` and a mechanism's curve alike.
 ///
 /// ```
@@ -213,7 +213,7 @@ pub trait TradeOff {
     /// `T(α)`; errors for α outside `[0, 1]`.
     fn beta(&self, alpha: f64) -> Result<f64, DensityError>;
 
-    /// The curve `(α, T(α))` on a grid of α (formulas.md §0), in the grid's order.
+    /// The curve `(α, T(α))` on a grid of α (docs/maths.md §0), in the grid's order.
     fn curve(&self, alphas: &[f64]) -> Result<Vec<(f64, f64)>, DensityError> {
         alphas
             .iter()
@@ -222,7 +222,7 @@ pub trait TradeOff {
     }
 }
 
-/// The (ε, δ)-DP budget `f_{ε,δ}` as a [`TradeOff`] (formulas.md §2; see
+/// The (ε, δ)-DP budget `f_{ε,δ}` as a [`TradeOff`] (docs/maths.md §2; see
 /// [`f_eps_delta`]).
 ///
 /// ```
@@ -239,7 +239,7 @@ pub struct EpsDelta {
 }
 
 impl EpsDelta {
-    /// Validates ε ∈ `[0, ∞)` and δ ∈ `[0, 1)` (formulas.md §0, §2).
+    /// Validates ε ∈ `[0, ∞)` and δ ∈ `[0, 1)` (docs/maths.md §0, §2).
     pub fn new(epsilon: f64, delta: f64) -> Result<Self, DensityError> {
         f_eps_delta(epsilon, delta, 0.0)?;
         Ok(Self { epsilon, delta })
@@ -252,7 +252,7 @@ impl TradeOff for EpsDelta {
     }
 }
 
-/// The Gaussian trade-off `G_μ` as a [`TradeOff`] (formulas.md §1.2, §2; see
+/// The Gaussian trade-off `G_μ` as a [`TradeOff`] (docs/maths.md §1.2, §2; see
 /// [`gaussian_tradeoff`]).
 ///
 /// ```
@@ -267,7 +267,7 @@ pub struct Gdp {
 }
 
 impl Gdp {
-    /// Validates μ ∈ `[0, ∞)` (formulas.md §2).
+    /// Validates μ ∈ `[0, ∞)` (docs/maths.md §2).
     pub fn new(mu: f64) -> Result<Self, DensityError> {
         gaussian_tradeoff(mu, 0.0)?;
         Ok(Self { mu })
@@ -280,7 +280,7 @@ impl TradeOff for Gdp {
     }
 }
 
-/// The closed-form Laplace trade-off as a [`TradeOff`] (formulas.md §1.1; see
+/// The closed-form Laplace trade-off as a [`TradeOff`] (docs/maths.md §1.1; see
 /// [`laplace_tradeoff`]).
 ///
 /// ```
@@ -297,7 +297,7 @@ pub struct LaplaceShift {
 }
 
 impl LaplaceShift {
-    /// Validates Δ ∈ `[0, ∞)` and b ∈ `(0, ∞)` (formulas.md §1.1).
+    /// Validates Δ ∈ `[0, ∞)` and b ∈ `(0, ∞)` (docs/maths.md §1.1).
     pub fn new(shift: f64, b: f64) -> Result<Self, DensityError> {
         laplace_tradeoff(shift, b, 0.0)?;
         Ok(Self { shift, b })
@@ -310,7 +310,7 @@ impl TradeOff for LaplaceShift {
     }
 }
 
-/// `T[X, X + Δ]` for symmetric log-concave noise as a [`TradeOff`] (formulas.md §1.3;
+/// `T[X, X + Δ]` for symmetric log-concave noise as a [`TradeOff`] (docs/maths.md §1.3;
 /// see [`shift_tradeoff`]).
 ///
 /// ```
@@ -328,7 +328,7 @@ pub struct Shifted<D> {
 }
 
 impl<D: SymmetricLogConcave> Shifted<D> {
-    /// Validates Δ ∈ `[0, ∞)` (formulas.md §1.3).
+    /// Validates Δ ∈ `[0, ∞)` (docs/maths.md §1.3).
     pub fn new(noise: D, shift: f64) -> Result<Self, DensityError> {
         check_shift(shift)?;
         Ok(Self { noise, shift })
@@ -342,7 +342,7 @@ impl<D: SymmetricLogConcave> TradeOff for Shifted<D> {
 }
 
 /// `n ≥ 2` equally spaced values of α from 0 to 1 inclusive (`α_i = i/(n − 1)`), the
-/// default grid for trade-off curves (formulas.md §0).
+/// default grid for trade-off curves (docs/maths.md §0).
 ///
 /// Errors: `n < 2`.
 ///

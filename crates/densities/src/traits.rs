@@ -2,13 +2,13 @@
 //! spirit of `statrs`: one trait per capability, so a family implements only what it
 //! can compute accurately).
 //!
-//! The noise distributions are those of formulas.md §1 (Laplace §1.1, Gaussian §1.2,
+//! The noise distributions are those of docs/maths.md §1 (Laplace §1.1, Gaussian §1.2,
 //! truncated Laplace §1.3); the moments are the "noise amplitude" `E|X|` and "noise
 //! power" `E X²` used to compare mechanisms (Geng, Ding, Guo & Kumar 2018, Theorems 2–3;
 //! Balle & Wang 2018, Section 4).
 
 /// A distribution on ℝ with a density (the `p`, `q` of the hockey-stick divergence,
-/// formulas.md §0).
+/// docs/maths.md §0).
 pub trait Continuous {
     /// The density `p(x)`; `0` outside the support.
     fn pdf(&self, x: f64) -> f64;
@@ -18,7 +18,7 @@ pub trait Continuous {
 }
 
 /// A distribution on ℝ with a cumulative distribution function (trade-off functions of
-/// log-concave noise are `F(F⁻¹(1 − α) − Δ)`, formulas.md §1.3).
+/// log-concave noise are `F(F⁻¹(1 − α) − Δ)`, docs/maths.md §1.3).
 pub trait ContinuousCdf {
     /// `F(x) = P(X ≤ x)`.
     fn cdf(&self, x: f64) -> f64;
@@ -29,7 +29,7 @@ pub trait ContinuousCdf {
     fn quantile(&self, p: f64) -> f64;
 }
 
-/// The two moments used to compare additive noise mechanisms (formulas.md §1.1–§1.3;
+/// The two moments used to compare additive noise mechanisms (docs/maths.md §1.1–§1.3;
 /// Geng et al. 2018, Theorems 2–3).
 pub trait NoiseMoments {
     /// Noise amplitude `E|X|`.

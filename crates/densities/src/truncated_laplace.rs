@@ -1,5 +1,5 @@
 //! The truncated Laplacian mechanism of Geng, Ding, Guo & Kumar (2018), eq. 7 and
-//! Theorems 1–3 (formulas.md §1.3).
+//! Theorems 1–3 (docs/maths.md §1.3).
 //!
 //! With `λ = Δ/ε`, `h = ln(1 + (e^ε − 1)/(2δ))`, `A = λh` and
 //! `B = 1/(2λ(1 − e^{−h}))`, the density is `B e^{−|x|/λ}` on `[−A, A]`; adding it to a
@@ -192,7 +192,7 @@ mod tests {
                 );
             }
         }
-        // formulas.md §1.3's quadrature check.
+        // docs/maths.md §1.3's quadrature check.
         let t = TruncatedLaplace::new(0.1, 1e-5, 1.0).unwrap();
         assert!((t.mean_abs() - 9.983706903).abs() < 1e-8);
         assert!((t.second_moment() - 198.2781781).abs() < 1e-6);

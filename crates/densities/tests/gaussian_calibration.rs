@@ -1,4 +1,4 @@
-//! Gaussian-mechanism calibration (formulas.md §1.2; Balle & Wang 2018) against
+//! Gaussian-mechanism calibration (docs/maths.md §1.2; Balle & Wang 2018) against
 //! independent computations: Theorem 8's condition evaluated in log space and bisected
 //! on σ, direct quadrature of the hockey-stick divergence, the classical bound and its
 //! δ → 0 limit.
@@ -70,7 +70,7 @@ fn analytic_sigma_is_certified_and_tight() {
 }
 
 /// Route B, no cancellation at all: the integration-by-parts form of the hockey-stick
-/// (formulas.md §0), `δ = E_P[(1 − e^{ε−L})_+] = ∫_ε^∞ P(L > t) e^{ε−t} dt`, with the
+/// (docs/maths.md §0), `δ = E_P[(1 − e^{ε−L})_+] = ∫_ε^∞ P(L > t) e^{ε−t} dt`, with the
 /// Gaussian privacy loss `L ~ N(μ²/2, μ²)` under P, so `P(L > t) = Φ(μ/2 − t/μ)` and
 /// `δ = ∫₀^∞ Φ(a − s/μ) e^{−s} ds`, `a = μ/2 − ε/μ`. Positive integrand, evaluated as
 /// `Φ(a) · ∫ exp(ln Φ(a − s/μ) − ln Φ(a) − s) ds` (log space throughout).

@@ -1,4 +1,4 @@
-//! Laplace mechanism (formulas.md §1.1) against quadrature: moments, CDF, and the
+//! Laplace mechanism (docs/maths.md §1.1) against quadrature: moments, CDF, and the
 //! privacy profile as the hockey-stick divergence `∫ (p − e^ε q)_+`.
 
 mod common;

@@ -1,4 +1,4 @@
-//! The noise `∝ exp(−‖x‖_p^a)` of Dong, Su & Zhang (formulas.md §2) against independent
+//! The noise `∝ exp(−‖x‖_p^a)` of Dong, Su & Zhang (docs/maths.md §2) against independent
 //! computations: the closed forms for `E X_1²` and the Fisher scalar against direct
 //! quadrature in d = 1 and d = 2; the sampler's moments and marginal CDF against those;
 //! the Monte Carlo Fisher estimate and Cramér–Rao ratio; the gradient against finite
@@ -330,7 +330,7 @@ fn gaussian_monte_carlo_tradeoff_is_g1_within_band() {
 }
 
 /// In d = 1, p = a = 1 is Laplace(1): the Monte Carlo curve must match the closed form of
-/// formulas.md §1.1. λ(y) = |y| − |y − 1| has atoms at ±1, exercising the randomised test.
+/// docs/maths.md §1.1. λ(y) = |y| − |y − 1| has atoms at ±1, exercising the randomised test.
 #[test]
 fn one_dimensional_laplace_matches_closed_form() {
     let noise = LpNoise::new(1, 1.0, 1.0).unwrap();
@@ -461,7 +461,7 @@ fn standard_error_matches_replicate_spread() {
     }
 }
 
-/// fig11's claims in d = 30 (Dong, Su & Zhang, Figure 1; formulas.md §2): with Fisher
+/// fig11's claims in d = 30 (Dong, Su & Zhang, Figure 1; docs/maths.md §2): with Fisher
 /// information normalised to I, the trade-off against a random unit direction is close to
 /// G_1, while v = e₁ stays one-dimensional and visibly non-Gaussian for (1, 1) and (4, 4)
 /// (for (2, 1) the law is rotation invariant, so e₁ is as good as any direction).

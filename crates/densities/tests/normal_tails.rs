@@ -1,4 +1,4 @@
-//! Standard-normal numerics (formulas.md §0) against independent computations:
+//! Standard-normal numerics (docs/maths.md §0) against independent computations:
 //! Gauss–Legendre quadrature of the density (with the tail written as
 //! `φ(x)·∫₀^∞ e^{xs − s²/2} ds`), the asymptotic series of `erfcx` and `ln Φ`, the
 //! integral representation of `erfcx`, and bisection.
@@ -286,7 +286,7 @@ fn max_abs_quantile_matches_naive_and_bisection() {
         let t = max_abs_quantile(k, beta);
         assert!(rel(t, hi) < 1e-12, "k = {k}, β = {beta}: {t} vs {hi}");
     }
-    // formulas.md §0: the naive u = 1 − (1 − β)^{1/k} is lost to rounding here (it comes
+    // docs/maths.md §0: the naive u = 1 − (1 − β)^{1/k} is lost to rounding here (it comes
     // out as 0 or one ulp of 1, 1.1e-16, instead of 1.0000005e-16).
     let naive_u = 1.0 - (1.0 - 1e-6f64).powf(1e-10);
     assert!((naive_u / 1.0000005000003333e-16 - 1.0).abs() > 0.05);

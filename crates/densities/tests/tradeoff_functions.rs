@@ -1,4 +1,4 @@
-//! Trade-off functions (formulas.md §0, §1.1–§1.3, §2; Dong, Roth & Su 2019; Dong, Su &
+//! Trade-off functions (docs/maths.md §0, §1.1–§1.3, §2; Dong, Roth & Su 2019; Dong, Su &
 //! Zhang 2021) against independent computations: the general log-concave formula against
 //! the Gaussian and Laplace closed forms, shape properties, fig10's claims, and the
 //! convex-conjugate duality `δ(ε) = sup_α (1 − T(α) − e^ε α)` against the privacy
@@ -100,7 +100,7 @@ fn tradeoffs_are_convex_decreasing_and_below_identity() {
 }
 
 /// `sup_α (1 − T(α) − e^ε α)` by golden-section search (the objective is concave since T
-/// is convex), which is the hockey-stick divergence δ(ε) (formulas.md §0; convex duality
+/// is convex), which is the hockey-stick divergence δ(ε) (docs/maths.md §0; convex duality
 /// of Dong, Roth & Su 2019).
 fn delta_from_tradeoff(t: &dyn Fn(f64) -> f64, eps: f64) -> f64 {
     let obj = |a: f64| 1.0 - t(a) - eps.exp() * a;

@@ -4,7 +4,7 @@
 //! bound on all k answers at once with probability 1 − β.
 //!
 //! Mechanisms and their calibrations:
-//! - Laplace (formulas.md §1.1): pure ε-DP, L1 sensitivity kΔ, `b = kΔ/ε` (δ unused).
+//! - Laplace (docs/maths.md §1.1): pure ε-DP, L1 sensitivity kΔ, `b = kΔ/ε` (δ unused).
 //! - Classical Gaussian (§1.2, Dwork–Roth Theorem A.1): ε < 1 only, L2 sensitivity √k Δ.
 //! - Analytic Gaussian (§1.2, Balle–Wang Algorithm 1): L2 sensitivity √k Δ.
 //! - Truncated Laplacian (§1.3, Geng et al. Theorem 1): one query (k = 1) only.
@@ -51,7 +51,7 @@ pub struct Request {
     pub sensitivity: f64,
     /// Failure probability β ∈ (0, 1) of the max-of-k error.
     pub beta: f64,
-    /// The bounded-noise density (formulas.md §1.4); `power(2)` unless
+    /// The bounded-noise density (docs/maths.md §1.4); `power(2)` unless
     /// [`Request::with_density`] says otherwise.
     pub density: BoundedFamily,
 }

@@ -27,16 +27,16 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Compute figures: writes DIR/data/<id>.csv, DIR/figures/<id>.svg and .png.
+    /// Compute figures: writes DIR/data/ID.csv, DIR/figures/ID.svg and .png.
     Run {
-        /// Manifests (experiments/<id>.toml).
+        /// Manifests (experiments/ID.toml).
         #[arg(required = true)]
         manifests: Vec<PathBuf>,
         /// Output directory (required with --set, so that the checked-in outputs stay).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Override a manifest value: KEY=VALUE with the key path of error messages,
-        /// e.g. params.panels[0].epsilon=0.5 (repeatable; validated like the file).
+        /// e.g. `params.panels[0].epsilon=0.5` (repeatable; validated like the file).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
         /// Run-time budget of one figure in seconds (default 60): a manifest whose
@@ -44,7 +44,7 @@ pub enum Command {
         #[arg(long, value_name = "SECONDS")]
         budget: Option<f64>,
     },
-    /// Recompute figures and compare them with the checked-in data/<id>.csv.
+    /// Recompute figures and compare them with the checked-in data/ID.csv.
     Check {
         /// Manifests to check (default: every experiments/*.toml).
         manifests: Vec<PathBuf>,

@@ -1,5 +1,5 @@
-//! The claims of `figures.md`, asserted on the checked-in data (which `dpw check`, run in
-//! CI, shows to be what the code computes).
+//! The claims of the figure catalog (README gallery), asserted on the checked-in data
+//! (which `dpw check`, run in CI, shows to be what the code computes).
 
 use dpw::table::{Row, Table};
 use std::path::PathBuf;

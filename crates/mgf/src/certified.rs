@@ -1,5 +1,5 @@
 //! Certified upper bound on the least radius `R` that makes the bounded-noise mechanism
-//! (ε, δ)-DP for k queries (formulas.md §1.4 steps 1–6; Dagan & Kur 2022, Section 10,
+//! (ε, δ)-DP for k queries (docs/maths.md §1.4 steps 1–6; Dagan & Kur 2022, Section 10,
 //! Lemma 10.2 and Algorithms 1–2).
 //!
 //! Steps: split `δ₁ = δ/100`, `δ₂ = δ − δ₁`; truncate at `L` with
@@ -24,7 +24,7 @@ const BISECTION_TOL: f64 = 1e-5;
 pub struct CertifiedRadius {
     /// `R`: noise `R·X` per query makes k queries (ε, δ)-DP.
     pub radius: f64,
-    /// The truncation level `L` used (formulas.md §1.4 step 2).
+    /// The truncation level `L` used (docs/maths.md §1.4 step 2).
     pub truncation: f64,
     /// Natural log of the certified bound on the deviation integral at `radius`
     /// (at most `ln δ₂`).

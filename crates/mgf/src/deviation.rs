@@ -1,13 +1,13 @@
 //! Chernoff bound on the deviation integral of Dagan & Kur (2022), eq. 20–21
-//! (formulas.md §1.4 steps 4–5):
+//! (docs/maths.md §1.4 steps 4–5):
 //! `I = ∫_ε^∞ P(Σ Yᵢ > t) e^{ε − t} dt` with `P(Σ Yᵢ > t) ≤ e^{K(θ) − θt}` for every θ > 0,
 //! where `K(θ) = k ln E e^{θY}`.
 //!
 //! For a fixed θ the Chernoff bound can be integrated exactly over any t-interval:
 //! `∫_{t_a}^{t_b} e^{K − θt + ε − t} dt = e^{K + ε − (θ+1)t_a} (1 − e^{−(θ+1)(t_b − t_a)})/(θ+1)`.
 //! We therefore bound `I` piecewise, choosing the best θ per interval. Every θ gives a
-//! valid bound, so the choice only affects tightness, never validity; unlike the sheet's
-//! step 5 (which evaluates `P(t_j)` on a grid and holds it constant on each interval),
+//! valid bound, so the choice only affects tightness, never validity; unlike Dagan & Kur's
+//! algorithm (docs/maths.md §1.4 step 5) (which evaluates `P(t_j)` on a grid and holds it constant on each interval),
 //! this loses nothing to the t-discretisation. The single-θ bound
 //! `e^{K(θ) − θε}/(θ+1)` is convex-minimised with argmin's Brent method first.
 

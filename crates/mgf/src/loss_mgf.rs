@@ -1,9 +1,9 @@
 //! Upper bound on the log-MGF of one query's truncated privacy loss
-//! (formulas.md §1.4 step 4; Dagan & Kur 2022, Lemma 10.3 and eq. 21).
+//! (docs/maths.md §1.4 step 4; Dagan & Kur 2022, Lemma 10.3 and eq. 21).
 //!
 //! With `g(x) = f(x + s) − f(x)` and `Y = g(X)·1{|X| ≤ L}`,
 //! `E e^{θY} = 1 + m(θ)` exactly, where `m(θ) = ∫_{−L}^{L} (e^{θ g} − 1) p`.
-//! (The sheet's `∫_{−L}^{L} e^{θg}p + τ` is this plus `τ − P(|X| > L) ≥ 0`; we keep the
+//! (Dagan & Kur's `∫_{−L}^{L} e^{θg}p + τ` is this plus `τ − P(|X| > L) ≥ 0`; we keep the
 //! exact form, which is tighter by at most `kτ = δ/100` in the exponent.)
 //!
 //! Pairing `x` with `−x` (p is even) gives `m(θ) = ∫₀^L E_θ(x) p(x) dx` with

@@ -1,5 +1,5 @@
 //! A bounded-noise density `p = e^{−f}/Z` on `(−1, 1)` with certified bounds on its
-//! normaliser `Z` (formulas.md §1.4; Dagan & Kur 2022, Definition 2.1).
+//! normaliser `Z` (docs/maths.md §1.4; Dagan & Kur 2022, Definition 2.1).
 
 use crate::error::MgfError;
 use crate::quadrature::{integral_bounds, partition_upper, SubCell, ROUNDING_SLACK};
@@ -61,7 +61,7 @@ impl BoundedNoise {
     }
 
     /// A level `L ∈ [0, 1)` with `P(|X| > L) ≤ prob`, certified through
-    /// `P(|X| > L) = 2∫_L^1 p ≤ 2(1 − L) p(L)` (p decreases in |x|; formulas.md §1.4
+    /// `P(|X| > L) = 2∫_L^1 p ≤ 2(1 − L) p(L)` (p decreases in |x|; docs/maths.md §1.4
     /// step 2). Bisection returns the end of the bracket that satisfies the bound.
     pub fn tail_level(&self, prob: f64) -> f64 {
         if prob >= 1.0 {

@@ -1,5 +1,5 @@
 //! The certified radius checked against independent computations of the mechanism's
-//! true δ (formulas.md §1.4): quadrature of the hockey-stick divergence for k = 1, Monte
+//! true δ (docs/maths.md §1.4): quadrature of the hockey-stick divergence for k = 1, Monte
 //! Carlo for k = 10, and a second-order expansion of the MGF in the tiny-shift regime.
 
 use densities::bounded::BoundedFamily;

@@ -29,7 +29,7 @@
 //! assert!(svg.starts_with("<svg"));
 //! ```
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod axis;
 pub mod markup;

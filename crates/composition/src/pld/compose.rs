@@ -139,7 +139,7 @@ impl PrivacyLoss {
         Ok(out)
     }
 
-    /// The law of the sum of `k` independent copies (k-fold composition; formulas.md §1.4
+    /// The law of the sum of `k` independent copies (k-fold composition; docs/maths.md §1.4
     /// "Exact δ", §3.4). Raises the discrete Fourier transform to the k-th power on a
     /// window chosen by Chernoff bounds (aliased mass accounted one-sidedly); if even the
     /// window exceeds `max_len`, uses binary exponentiation with tail truncation (budget

@@ -1,6 +1,6 @@
 //! The least scale `R` of a symmetric log-concave noise `R·X` that makes k sensitivity-1
-//! queries (ε, δ)-DP, from the exact privacy loss (formulas.md §1.4, "Exact (not just
-//! certified) δ of the bounded-noise mechanism"; Dagan & Kur 2022, Definition 2.1).
+//! queries (ε, δ)-DP, from the exact privacy loss (docs/maths.md §1.4, "Exact δ of the
+//! bounded-noise mechanism"; Dagan & Kur 2022, Definition 2.1).
 //!
 //! One query shifts the noise by the sensitivity, i.e. `X` by `s = 1/R` on the unit scale;
 //! its privacy loss is `ln p(X) − ln p(X + s)`-type with an atom at `+∞` (the mass where the
@@ -335,7 +335,7 @@ pub struct ExactCalibration {
     pub pessimistic: Option<LeastRadius>,
 }
 
-/// Exact calibration of noise `R·X` for k sensitivity-1 queries at (ε, δ) (formulas.md
+/// Exact calibration of noise `R·X` for k sensitivity-1 queries at (ε, δ) (docs/maths.md
 /// §1.4 "exact δ"): the `Estimate` least radius on a grid of step `c·σ_L` and again at
 /// `c/2·σ_L` (the finer one is reported, the relative change is its stated error), and,
 /// when `pessimistic`, the certified least radius started just above the estimate.

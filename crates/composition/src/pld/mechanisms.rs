@@ -1,7 +1,7 @@
 //! Privacy-loss laws of concrete mechanisms ([`LossModel`] implementations): Laplace,
 //! Gaussian, discrete laws (randomized response), the truncated Laplacian, any noise with
 //! a CDF (`densities` traits) and any log-concave noise given by its log-density alone
-//! (e.g. the bounded noise of Dagan–Kur, formulas.md §1.4).
+//! (e.g. the bounded noise of Dagan–Kur, docs/maths.md §1.4).
 //!
 //! Convention throughout: `P` is the noise `X` (output on D) and `Q` is `X + s` (output on
 //! D', shift = sensitivity `s > 0`), so `ℓ(y) = ln p(y) − ln p(y − s)`; `ℓ = +∞` where
@@ -23,7 +23,7 @@ fn check_pos(name: &'static str, x: f64) -> Result<f64> {
 // ---------------------------------------------------------------------------------------
 
 /// Privacy loss of the Laplace mechanism `Lap(b)` with sensitivity Δ, `μ = Δ/b`
-/// (formulas.md §1.1). With `P = Lap(0, 1)`, `Q = Lap(μ, 1)`: `ℓ(y) = |y − μ| − |y|`,
+/// (docs/maths.md §1.1). With `P = Lap(0, 1)`, `Q = Lap(μ, 1)`: `ℓ(y) = |y − μ| − |y|`,
 /// i.e. an atom `+μ` of P-mass ½ (`y ≤ 0`), an atom `−μ` of mass `½e^{−μ}` (`y ≥ μ`), and
 /// `ℓ = μ − 2y` on `0 < y < μ`, where `P(L_c > t) = ½(1 − e^{−(μ−t)/2})`. Its profile is
 /// `δ(ε) = 1 − e^{(ε−μ)/2}` on `[−μ, μ]` (`densities::laplace::laplace_delta`).
@@ -81,7 +81,7 @@ impl LossModel for LaplaceLoss {
 // Gaussian
 // ---------------------------------------------------------------------------------------
 
-/// Privacy loss of the Gaussian mechanism with `μ = Δ/σ` (formulas.md §1.2): under P,
+/// Privacy loss of the Gaussian mechanism with `μ = Δ/σ` (docs/maths.md §1.2): under P,
 /// `L ~ N(μ²/2, μ²)` (no atoms). Symmetric. Its support is unbounded, so discretising it
 /// needs `tail > 0`; the cut is at `μ²/2 ± μ·Φ⁻¹(1 − tail/2)`.
 ///
@@ -131,7 +131,7 @@ impl LossModel for GaussianLoss {
 // ---------------------------------------------------------------------------------------
 
 /// A privacy-loss law with finitely many atoms `(loss, P-mass)` and a `+∞` atom, e.g.
-/// randomized response (formulas.md §3.1) or generalized randomized response (§3.2).
+/// randomized response (docs/maths.md §3.1) or generalized randomized response (§3.2).
 ///
 /// ```
 /// use composition::pld::{DiscreteLoss, LossModel};
@@ -182,7 +182,7 @@ impl DiscreteLoss {
     }
 
     /// Randomized response, the worst ε-DP mechanism: loss `+ε` with P-probability
-    /// `e^ε/(1+e^ε)`, `−ε` with `1/(1+e^ε)` (formulas.md §3.1).
+    /// `e^ε/(1+e^ε)`, `−ε` with `1/(1+e^ε)` (docs/maths.md §3.1).
     ///
     /// ```
     /// assert!(composition::pld::DiscreteLoss::randomized_response(0.0).is_err());
@@ -216,7 +216,7 @@ impl LossModel for DiscreteLoss {
 // Truncated Laplace
 // ---------------------------------------------------------------------------------------
 
-/// Privacy loss of the truncated Laplacian noise (Geng et al. 2018, eq. 7; formulas.md
+/// Privacy loss of the truncated Laplacian noise (Geng et al. 2018, eq. 7; docs/maths.md
 /// §1.3) against its shift by `s` (the sensitivity). With `λ`, `A` the noise's scale and
 /// half-width: `ℓ = +∞` on `[−A, s − A)` (Q has no density there; P-mass
 /// `P(X < s − A)`, which equals δ at the calibrated sensitivity), then
@@ -354,7 +354,7 @@ fn bisect_pred(pred: &dyn Fn(f64) -> bool, mut a: f64, mut b: f64) -> (f64, f64)
 /// against its shift by `s`: `ℓ(y) = ln p(y) − ln p(y − s)`.
 ///
 /// Requires a log-concave density (so that `ℓ` is non-increasing; then threshold sets
-/// are intervals, formulas.md §1.3). Masses are CDF differences at the roots `y*(t)`,
+/// are intervals, docs/maths.md §1.3). Masses are CDF differences at the roots `y*(t)`,
 /// found by bisection to the last bit and returned as brackets, so the discretisation is
 /// certified up to those roots. Flat stretches of `ℓ` (atoms, as for Laplace) are treated
 /// as continuous: exact when the atom is off the grid, otherwise its placement is only as
@@ -598,7 +598,7 @@ fn cell_bracket(w: f64, g0: f64, g1: f64, sl: Option<f64>, sr: Option<f64>) -> (
 /// Privacy loss of a log-concave noise given only by its (unnormalised) log-density `g`
 /// on a bounded support `(lo, hi)`, against its shift by `s`: `ℓ(y) = g(y) − g(y − s)`,
 /// with the `+∞` atom `P(X < lo + s)`. This is the per-query loss of the bounded noise
-/// of Dagan–Kur (formulas.md §1.4: `g = −f`, the atom `P(X < −1 + s)`); for the scaled
+/// of Dagan–Kur (docs/maths.md §1.4: `g = −f`, the atom `P(X < −1 + s)`); for the scaled
 /// mechanism `R·X` with sensitivity 1 use `s = 1/R`.
 ///
 /// The normaliser and all masses are integrated with **certified brackets**: on each cell

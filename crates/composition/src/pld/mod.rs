@@ -1,10 +1,10 @@
 //! A privacy-loss-distribution (PLD) accountant with FFT composition (Koskela, Jälkö &
 //! Honkela 2020; Meiser & Mohammadi 2018 "privacy buckets"; Google's `dp_accounting`;
-//! formulas.md §0, §1.4 "Exact δ of the bounded-noise mechanism", §3.1 and §3.4).
+//! docs/maths.md §0, §1.4 "Exact δ of the bounded-noise mechanism", §3.1 and §3.4).
 //!
 //! # What is computed
 //! For a pair of output distributions `P = M(D)`, `Q = M(D')` the privacy loss is
-//! `L = ln(p(Y)/q(Y))` with `Y ~ P` (formulas.md §0), a random variable with values in
+//! `L = ln(p(Y)/q(Y))` with `Y ~ P` (docs/maths.md §0), a random variable with values in
 //! `ℝ ∪ {+∞}` (`+∞` where `q = 0 < p`). The hockey-stick divergence is a functional of the
 //! P-law of `L` alone:
 //!
@@ -15,7 +15,7 @@
 //! a grid `i·Δ` (`i` in `[offset, offset + len)`), plus the mass of `+∞`.
 //!
 //! **Direction.** Everything here is the loss of `P` against `Q`. `δ_{P‖Q}` and `δ_{Q‖P}`
-//! differ for asymmetric pairs; a mechanism is (ε, δ)-DP iff *both* are `≤ δ` (formulas.md
+//! differ for asymmetric pairs; a mechanism is (ε, δ)-DP iff *both* are `≤ δ` (docs/maths.md
 //! §0). Laplace, Gaussian, randomized response, the truncated Laplacian and every
 //! symmetric noise (including the bounded noise of §1.4) give the same PLD in both
 //! directions (reflect `y ↦ Δ − y`), so one direction suffices. For an asymmetric pair
@@ -374,7 +374,7 @@ impl PrivacyLoss {
         model::discretise(model, config)
     }
 
-    /// The Laplace mechanism `Lap(b)` with sensitivity Δ, `μ = Δ/b` (formulas.md §1.1):
+    /// The Laplace mechanism `Lap(b)` with sensitivity Δ, `μ = Δ/b` (docs/maths.md §1.1):
     /// atoms at `±μ` plus a continuous part on `(−μ, μ)` ([`LaplaceLoss`]).
     ///
     /// ```
@@ -387,7 +387,7 @@ impl PrivacyLoss {
         Self::from_model(&LaplaceLoss::new(mu)?, config)
     }
 
-    /// The Gaussian mechanism with `μ = Δ/σ`: `L ~ N(μ²/2, μ²)` under P (formulas.md §1.2;
+    /// The Gaussian mechanism with `μ = Δ/σ`: `L ~ N(μ²/2, μ²)` under P (docs/maths.md §1.2;
     /// [`GaussianLoss`]). Needs `config.tail > 0`.
     ///
     /// ```
@@ -401,7 +401,7 @@ impl PrivacyLoss {
     }
 
     /// Randomized response, the worst case of ε-DP: loss `+ε` with P-probability
-    /// `e^ε/(1+e^ε)`, `−ε` otherwise (formulas.md §3.1; [`DiscreteLoss`]).
+    /// `e^ε/(1+e^ε)`, `−ε` otherwise (docs/maths.md §3.1; [`DiscreteLoss`]).
     ///
     /// ```
     /// use composition::pld::{Bound, PldConfig, PrivacyLoss};
@@ -413,7 +413,7 @@ impl PrivacyLoss {
         Self::from_model(&DiscreteLoss::randomized_response(eps)?, config)
     }
 
-    /// The truncated Laplacian noise (formulas.md §1.3) against its shift by
+    /// The truncated Laplacian noise (docs/maths.md §1.3) against its shift by
     /// `sensitivity`, with its `+∞` atom ([`TruncatedLaplaceLoss`]).
     ///
     /// ```
@@ -629,7 +629,7 @@ impl PrivacyLoss {
         (c + f * self.hinge_sum(eps)).clamp(0.0, 1.0)
     }
 
-    /// `δ(ε) = P(L = ∞) + Σᵢ pᵢ (1 − e^{ε − iΔ})_+` (formulas.md §0, hockey-stick via the
+    /// `δ(ε) = P(L = ∞) + Σᵢ pᵢ (1 − e^{ε − iΔ})_+` (docs/maths.md §0, hockey-stick via the
     /// privacy loss under P), with the bound's allowances: `Upper` adds the truncated tail
     /// and the slack, `Lower` subtracts the slack (module docs). Any finite ε is allowed
     /// (negative ε gives the full hockey-stick curve).

@@ -5,7 +5,7 @@
 use super::{Bound, Interval, Parts, PldConfig, PrivacyLoss, U};
 use crate::error::{out_of_range, Result};
 
-/// The P-law of one mechanism's privacy loss `L = ln(p(Y)/q(Y))`, `Y ~ P` (formulas.md §0),
+/// The P-law of one mechanism's privacy loss `L = ln(p(Y)/q(Y))`, `Y ~ P` (docs/maths.md §0),
 /// split into finite atoms, an atom at `+∞` and an atomless ("continuous") part `L_c`.
 ///
 /// Quantities a model cannot compute exactly are returned as brackets [`Interval`]; the

@@ -1,6 +1,6 @@
 //! δ of k queries answered with shifted log-concave noise `R·X` (one query shifts `X` by
 //! `s = 1/R`), from the k-fold privacy-loss distribution of one query's loss with its
-//! `+∞` atom (formulas.md §0 hockey-stick, §1.4 "exact δ"): the per-query construction
+//! `+∞` atom (docs/maths.md §0 hockey-stick, §1.4 "exact δ"): the per-query construction
 //! shared by the estimate and the certified accountants.
 
 use super::{Bound, LogConcaveNoise, PldConfig, PrivacyLoss};
@@ -14,7 +14,7 @@ pub(super) const NOISE_NODES: usize = 1 << 14;
 
 /// δ(ε) of k queries answered with noise `R·X`, `X` with log-density `ln_pdf` (any
 /// additive constant, concave) on `support`, from the k-fold privacy loss on a grid of
-/// step `step` in the given bound (formulas.md §0 hockey-stick, §1.4 exact δ). The
+/// step `step` in the given bound (docs/maths.md §0 hockey-stick, §1.4 exact δ). The
 /// truncation budget per query is `tail_total/k`; `Upper` charges it to δ.
 ///
 /// Errors: k = 0, ε or R or step not finite and `> 0`, `tail_total ∉ [0, 1e-3]`, or

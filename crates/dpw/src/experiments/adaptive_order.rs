@@ -1,6 +1,6 @@
 //! Kind `adaptive_order`: Cesar & Rogers (2021) Figure 3 — does the order in which DP and
 //! BR mechanisms are composed adaptively matter? The ratio of the optimal δ of two
-//! orders, each computed by the recursion of their Lemma 5.1 (formulas.md §3.3), against
+//! orders, each computed by the recursion of their Lemma 5.1 (docs/maths.md §3.3), against
 //! ε_g, one series per per-mechanism ε.
 //!
 //! ```toml

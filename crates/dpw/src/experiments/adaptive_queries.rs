@@ -1,14 +1,14 @@
 //! Kind `adaptive_queries`: Dagan & Kur (2022) Figure 2 — how many adaptively chosen
 //! statistical queries can be answered from n samples to accuracy α with confidence
 //! 1 − β, by the bounded-noise mechanism and by the Gaussian mechanism, through the
-//! transfer theorem of Jung et al. (formulas.md §5).
+//! transfer theorem of Jung et al. (docs/maths.md §5).
 //!
 //! Transfer: an (ε, δ)-DP mechanism that is (α_s, β_s)-accurate on the sample is, for
 //! every c, d > 0, `(α_s + e^ε − 1 + c + 2d, β_s/c + δ/d)`-accurate on the distribution.
 //! k statistical queries on n samples have sensitivity 1/n.
 //! - Bounded noise: `α_s = R(k, ε, δ)/n` with probability 1 (β_s = 0, so c → 0), and
 //!   `d = δ/β`: k is feasible iff `R(k, ε, δ)/n + e^ε − 1 + 2δ/β ≤ α`, with R the
-//!   certified radius (formulas.md §1.4), so every reported k is certified feasible.
+//!   certified radius (docs/maths.md §1.4), so every reported k is certified feasible.
 //! - Gaussian: `σ = analytic_sigma(ε, δ, √k/n)` (§1.2), `α_s = σ·t(k, β_s)` with t the
 //!   max-of-k quantile (§0); the failure budget is split `β_s/c = wβ`, `δ/d = (1 − w)β`.
 //!

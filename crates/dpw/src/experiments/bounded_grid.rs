@@ -1,5 +1,5 @@
 //! The parameter grid shared by the bounded-noise kinds (`bounded_vs_gaussian` for fig1,
-//! `exact_bounded_radius` for fig19): a density of formulas.md §1.4 and panels that vary
+//! `exact_bounded_radius` for fig19): a density of docs/maths.md §1.4 and panels that vary
 //! one of k, log10(1/δ) or ε with the other two fixed.
 
 use super::{count, distinct, open_unit, positive};
@@ -80,7 +80,7 @@ pub struct Point {
 }
 
 impl Point {
-    /// The normalisation of Dagan–Kur Fig. 1: `√(k log(1/δ))/ε` (formulas.md §1.4).
+    /// The normalisation of Dagan–Kur Fig. 1: `√(k log(1/δ))/ε` (docs/maths.md §1.4).
     pub fn norm(&self) -> f64 {
         (self.k * -self.delta.ln()).sqrt() / self.epsilon
     }

@@ -1,6 +1,6 @@
 //! Kind `bounded_vs_gaussian`: Dagan–Kur (2022) Figure 1 — the noise needed to answer k
 //! sensitivity-1 queries under (ε, δ)-DP, bounded noise against the Gaussian mechanism,
-//! normalised by `√(k log(1/δ))/ε` (formulas.md §1.2, §1.4).
+//! normalised by `√(k log(1/δ))/ε` (docs/maths.md §1.2, §1.4).
 //!
 //! Per point `(k, ε, δ)`:
 //! - series `bounded`: the certified radius `R` (absolute bound on every error);

@@ -1,7 +1,7 @@
 //! Kind `clt_tradeoff`: Dong, Su & Zhang (2021) Figure 1 — in high dimension, noise with
 //! density ∝ exp(−‖x‖_p^a), normalised to Fisher information I, has a trade-off function
 //! close to the Gaussian's `G_1` when shifted along a random unit direction, but not along
-//! a coordinate axis (formulas.md §2). Monte Carlo curves through the log-likelihood
+//! a coordinate axis (docs/maths.md §2). Monte Carlo curves through the log-likelihood
 //! ratio with a pointwise ±z·se band, and the Cramér–Rao ratio `E‖X‖²·‖I_X‖/d` (exact
 //! closed form) against d.
 //!

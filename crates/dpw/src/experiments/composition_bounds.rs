@@ -3,7 +3,7 @@
 //! are composed, against the per-mechanism ε.
 //!
 //! Curves (any subset, chosen in the manifest):
-//! - `concentration`: their eq. 3 (formulas.md §3.3), one series `concentration_l<ℓ>`
+//! - `concentration`: their eq. 3 (docs/maths.md §3.3), one series `concentration_l<ℓ>`
 //!   per ℓ;
 //! - `optimal_mixed`: the optimal non-adaptive composition (their Theorem 3, §3.3), one
 //!   series `optimal_l<ℓ>` per ℓ;

@@ -1,6 +1,6 @@
 //! Kind `exact_bounded_radius` (fig19): Dagan–Kur Figure 1 with the *exact* least radius
-//! of the bounded-noise mechanism beside the certified bound (formulas.md §1.4, "Exact
-//! (not just certified) δ"; the certified bound is §1.4 steps 1–6).
+//! of the bounded-noise mechanism beside the certified bound (docs/maths.md §1.4, "Exact
+//! δ"; the certified bound is §1.4 steps 1–6).
 //!
 //! Per point `(k, ε, δ)`, normalised like fig1 by `√(k log(1/δ))/ε`:
 //! - series `certified`: `mgf::certified_radius` (Chernoff bound on the truncated loss);

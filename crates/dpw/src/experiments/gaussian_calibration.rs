@@ -1,5 +1,5 @@
 //! Kind `gaussian_calibration`: Balle & Wang (2018) Figure 1, left panels — the noise
-//! scale of the classical and the analytic Gaussian mechanism against ε (formulas.md
+//! scale of the classical and the analytic Gaussian mechanism against ε (docs/maths.md
 //! §1.2), either as σ itself or as the variance ratio σ²_classical / σ²_analytic.
 //!
 //! The classical mechanism (Dwork–Roth Theorem A.1) is only (ε, δ)-DP for ε < 1, so its

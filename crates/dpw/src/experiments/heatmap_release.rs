@@ -1,5 +1,5 @@
 //! Kind `heatmap_release`: Balle & Wang (2018) Figure 2 — a heat map released with the
-//! analytic Gaussian mechanism and denoised (formulas.md §4). The NYC taxi data of the
+//! analytic Gaussian mechanism and denoised (docs/maths.md §4). The NYC taxi data of the
 //! paper are not available offline; the truth is the documented synthetic city of
 //! `denoise::city` (a downtown core, districts, hot spots and avenues over a background,
 //! Poisson counts per cell, fixed seed).

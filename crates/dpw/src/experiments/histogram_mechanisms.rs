@@ -1,7 +1,7 @@
 //! Kind `histogram_mechanisms`: Cesar & Rogers (2021) Figures 4 and 5 — the overall ε at
 //! a target δ of Laplace against Gaussian noise on histograms at matched variance
 //! (`2b² = σ²`), where each user changes at most Δ₀ bins by at most Δ∞ each, against Δ₀
-//! (one release) or against the number k of releases (formulas.md §3.4).
+//! (one release) or against the number k of releases (docs/maths.md §3.4).
 //!
 //! Curves (any subset):
 //! - `laplace_optimal_dp`: Δ₀·k Laplace mechanisms, each (Δ∞/b)-DP, composed optimally

@@ -1,5 +1,5 @@
 //! Kind `mean_estimation`: Balle & Wang (2018) Figure 1, right panels — private mean
-//! estimation in d dimensions (formulas.md §4, their Section 5.2): mean L2 error over
+//! estimation in d dimensions (docs/maths.md §4, their Section 5.2): mean L2 error over
 //! datasets of the classical and analytic Gaussian mechanisms, the analytic one
 //! denoised by (positive-part) James–Stein and by soft thresholding, and Laplace with L1
 //! sensitivity, with ±1 sd error bars. One panel per ε.

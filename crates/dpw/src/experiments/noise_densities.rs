@@ -1,5 +1,5 @@
 //! Kind `noise_densities`: Geng, Ding, Guo & Kumar (2018) Figure 1 — the density of the
-//! truncated Laplacian (formulas.md §1.3) beside the Laplace density of the pure-DP
+//! truncated Laplacian (docs/maths.md §1.3) beside the Laplace density of the pure-DP
 //! calibration `b = Δ/ε` (§1.1) and the analytic Gaussian (§1.2) at the same (ε, δ).
 //!
 //! ```toml

@@ -1,5 +1,5 @@
 //! Kind `noise_ratio`: Geng, Ding, Guo & Kumar (2018) Section VI — the noise amplitude
-//! `E|X|` or noise power `E X²` of the truncated Laplacian (formulas.md §1.3, their
+//! `E|X|` or noise power `E X²` of the truncated Laplacian (docs/maths.md §1.3, their
 //! Theorems 2 and 3) divided by that of the analytic Gaussian (§1.2) at the same
 //! (ε, δ) and sensitivity, against ε.
 //!

@@ -1,6 +1,6 @@
 //! Kind `topk_counts`: Cesar & Rogers (2021) Figure 6 — releasing the counts of the top
 //! k words of a histogram, with Laplace noise (ε₀ per count, composed over the k counts by
-//! optimal DP composition, formulas.md §3.1) or with Gaussian noise calibrated through
+//! optimal DP composition, docs/maths.md §3.1) or with Gaussian noise calibrated through
 //! zCDP to the same overall (ε, δ) and post-processed by ordered least squares (their
 //! Algorithm 1: `z₁ ≥ … ≥ z_k ≥ 0`, pool-adjacent-violators; §3.4).
 //!

@@ -1,5 +1,5 @@
 //! Kind `tradeoff_curves`: Dong, Su & Zhang (2021), the one-dimensional picture — the
-//! trade-off functions (formulas.md §2) of the Laplace mechanism calibrated to (ε, 0),
+//! trade-off functions (docs/maths.md §2) of the Laplace mechanism calibrated to (ε, 0),
 //! and of the analytic Gaussian (§1.2) and truncated Laplacian (§1.3) calibrated to
 //! (ε, δ), against the (ε, δ)-DP budget `f_{ε,δ}`; and the variance each mechanism
 //! needs, relative to Laplace's `2Δ²/ε²`, over a range of ε at the same δ.

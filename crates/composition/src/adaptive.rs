@@ -166,8 +166,9 @@ impl Program {
         }
     }
 
-    /// The BR maximum when later steps contain BR mechanisms: uniform scan of `[0, ε]`,
-    /// then Brent (argmin) around the two best local maxima.
+    /// The BR maximum when later steps contain BR mechanisms: uniform scan of the part of
+    /// `[0, ε]` where the objective can be positive, then Brent (argmin) around the two
+    /// best local maxima.
     fn br_max_scan(&self, s: usize, eps: f64, x: f64) -> f64 {
         let g = |t: f64| {
             let (theta, p, _) = gen_rr_probs(eps, t);
@@ -180,7 +181,16 @@ impl Program {
             }
             v.ln()
         };
-        maximize_ln(&g, uniform_seeds(eps, SCAN), 2).1.exp()
+        // Both terms vanish for t ≤ x − sup(rest) (the rest's δ is 0 at or above its
+        // largest loss): scan only where the objective can be positive. Near the total ε
+        // that window is a sliver next to t = ε which a scan of all of [0, ε] steps over,
+        // returning δ = 0 where δ > 0 (the unsafe direction).
+        let t0 = (x - self.sup_loss[s + 1]).max(0.0);
+        let seeds: Vec<f64> = uniform_seeds(eps - t0, SCAN)
+            .into_iter()
+            .map(|t| t0 + t)
+            .collect();
+        maximize_ln(&g, seeds, 2).1.exp()
     }
 }
 

@@ -259,3 +259,37 @@ fn extreme_epsilons_give_no_nan() {
         assert!(x.is_finite() && adaptive_delta(&seq, x).unwrap() <= 1e-6);
     }
 }
+
+/// Two BR steps: the outer maximum over t against the test's own dense scan (20,001
+/// points where it can be positive) of `p_t D₁(x − t) + (1 − p_t) D₁(x + ε − t)`, with `D₁` the one-step optimum
+/// (the exact last-step route), from 0.5 to 0.9999 of the total ε. Near the total the
+/// objective is positive only on a sliver next to t = ε: δ must stay positive there
+/// (a scan of all of [0, ε] used to return 0, undercounting δ).
+#[test]
+fn two_br_steps_match_a_dense_scan_up_to_the_total_epsilon() {
+    use composition::{adaptive_delta, Mechanism};
+    let eps = 0.5f64;
+    let d1 = |y: f64| adaptive_delta(&[Mechanism::Br(eps)], y).unwrap();
+    for frac in [0.5, 0.8, 0.95, 0.99, 0.995, 0.999, 0.9999] {
+        let x = frac * 2.0 * eps;
+        let got = adaptive_delta(&[Mechanism::Br(eps), Mechanism::Br(eps)], x).unwrap();
+        // D₁(y) = 0 for y ≥ ε: the objective is 0 for t ≤ x − ε; scan the rest densely.
+        let t0 = (x - eps).max(0.0);
+        let n = 20_000;
+        let mut best = 0.0f64;
+        for j in 0..=n {
+            let t = t0 + (eps - t0) * j as f64 / n as f64;
+            let p = (eps.exp() - t.exp()) / eps.exp_m1();
+            best = best.max(p * d1(x - t) + (1.0 - p) * d1(x + eps - t));
+        }
+        assert!(best > 0.0, "frac {frac}: the scan itself found nothing");
+        assert!(
+            got >= best * (1.0 - 1e-7),
+            "frac {frac}: {got} < scan {best}"
+        );
+        assert!(
+            got <= best * (1.0 + 1e-3),
+            "frac {frac}: {got} > scan {best}"
+        );
+    }
+}

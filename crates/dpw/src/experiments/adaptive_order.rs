@@ -11,11 +11,11 @@
 //! eps_g_fraction = { linspace = [0.01, 0.99], n = 99 }   # ε_g = fraction · (total ε)
 //! ```
 //! ε_g runs over fractions of the largest possible total loss (the sum of the
-//! mechanisms' ε, where both δ vanish). Below it both δ are positive, but close to it the
-//! BR maximisation's scan can miss the narrow range of its parameter where the objective
-//! is non-zero and return 0 (at 3 mechanisms, from a fraction of about 0.99): such a
-//! point is refused with an error naming `params.eps_g_fraction`, never dropped, so the
-//! CSV has exactly one row per fraction and ε. Series `eps_<ε>`, one panel `main`.
+//! mechanisms' ε, where both δ vanish). Below it both δ are positive (the BR maximisation
+//! scans only where its objective can be positive, so the sliver next to the total is
+//! found); a point whose δ still came out 0 would be refused with an error naming
+//! `params.eps_g_fraction`, never dropped, so the CSV has exactly one row per fraction
+//! and ε. Series `eps_<ε>`, one panel `main`.
 //! Columns: `panel,series,x,y,epsilon,delta_numerator,delta_denominator` (x = ε_g).
 
 use super::{positive, Job};

@@ -134,50 +134,92 @@ impl LogDense {
     }
 }
 
-/// Cells of the atomless part on the grid: `(a, ln P, ln m)` for `(a, a + Δ]`, the first
-/// grid index used, the range with its cut masses, and `ln P(cap < L ≤ hi)` of a cap
-/// below the range's top (`−∞` without).
+/// Cells of the atomless part of a law on the grid `jΔ`, computed once and shared by
+/// both sides of the bracket ([`Lattice::pessimistic_from`], [`Lattice::optimistic_from`]).
+#[derive(Debug, Clone)]
+pub struct GridCells {
+    step: f64,
+    /// `(a, ln P, ln m)` for each cell `(a, a + Δ]`, from index `first` on, with the range
+    /// and its cut masses, and `ln P(cap < L ≤ hi)` of a cap below the range's top (`−∞`
+    /// without); `None` for a purely atomic law.
+    cells: Option<Cells>,
+}
+
+/// `(cells (a, ln P, ln m), first index, range, ln P of the capped part)`.
 type Cells = (Vec<(f64, f64, f64)>, i64, ContinuousRange, f64);
 
-fn grid_cells(
-    law: &dyn LossLaw,
-    d: f64,
-    ln_tail: f64,
-    max_len: usize,
-    cap: f64,
-) -> Result<Option<Cells>> {
-    let Some(mut range) = law.continuous_range(ln_tail) else {
-        return Ok(None);
-    };
-    // A cap below the range's top: the mass of (cap, hi] is returned apart (see
-    // `Capped`), and the grid stops at the cap's grid point.
-    let mut capped = f64::NEG_INFINITY;
-    if cap < range.hi {
-        let top = (floor_index(cap.max(range.lo), d)? as f64 * d).max(range.lo);
-        if top < range.hi {
-            capped = law.cell(top, range.hi).0;
-            range.hi = top;
+/// Below this many cells one thread computes them all.
+const PARALLEL_CELLS: usize = 1 << 14;
+
+impl GridCells {
+    /// The cells of `law` on the step `d`, its atomless part cut where each tail has mass
+    /// below `e^{ln_tail}` and its losses above `cap` set apart; errors when they would
+    /// exceed `max_len` bins. Large grids are split between the available cores (each
+    /// cell depends only on its own edges).
+    pub fn new(law: &dyn LossLaw, d: f64, ln_tail: f64, max_len: usize, cap: f64) -> Result<Self> {
+        let Some(mut range) = law.continuous_range(ln_tail) else {
+            return Ok(Self {
+                step: d,
+                cells: None,
+            });
+        };
+        // A cap below the range's top: the mass of (cap, hi] is returned apart (see
+        // `Capped`), and the grid stops at the cap's grid point.
+        let mut capped = f64::NEG_INFINITY;
+        if cap < range.hi {
+            let top = (floor_index(cap.max(range.lo), d)? as f64 * d).max(range.lo);
+            if top < range.hi {
+                capped = law.cell(top, range.hi).0;
+                range.hi = top;
+            }
         }
+        let (lo, hi) = (range.lo, range.hi);
+        let ia = floor_index(lo, d)?;
+        let ib = floor_index(hi, d)? + 1;
+        if (ib - ia) as u64 > max_len as u64 {
+            return Err(out_of_range(
+                "loss support / grid step (bins)",
+                (ib - ia) as f64,
+                "at most the bin budget: the loss law spans too many grid steps (its range is too \
+                 wide for the resolution its scale needs, or the scales in the list differ too much)",
+            ));
+        }
+        let edges: Vec<f64> = (ia..=ib).map(|j| j as f64 * d).collect();
+        let n_cells = edges.len() - 1;
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(n_cells / PARALLEL_CELLS)
+            .max(1);
+        let cells = if threads == 1 {
+            law.cells(&edges)
+        } else {
+            // Chunks of cells sharing their boundary edges.
+            let per = n_cells.div_ceil(threads);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let a = t * per;
+                        let b = ((t + 1) * per).min(n_cells);
+                        let chunk = &edges[a..=b];
+                        s.spawn(move || law.cells(chunk))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().expect("cell thread"))
+                    .collect::<Vec<_>>()
+            })
+        };
+        let out = cells
+            .into_iter()
+            .enumerate()
+            .map(|(i, (lp, lm))| (edges[i], lp, lm))
+            .collect();
+        Ok(Self {
+            step: d,
+            cells: Some((out, ia, range, capped)),
+        })
     }
-    let (lo, hi) = (range.lo, range.hi);
-    let ia = floor_index(lo, d)?;
-    let ib = floor_index(hi, d)? + 1;
-    if (ib - ia) as u64 > max_len as u64 {
-        return Err(out_of_range(
-            "loss support / grid step (bins)",
-            (ib - ia) as f64,
-            "at most the bin budget: the loss law spans too many grid steps (its range is too \
-             wide for the resolution its scale needs, or the scales in the list differ too much)",
-        ));
-    }
-    let edges: Vec<f64> = (ia..=ib).map(|j| j as f64 * d).collect();
-    let cells = law.cells(&edges);
-    let out = cells
-        .into_iter()
-        .enumerate()
-        .map(|(i, (lp, lm))| (edges[i], lp, lm))
-        .collect();
-    Ok(Some((out, ia, range, capped)))
 }
 
 impl Lattice {
@@ -199,18 +241,31 @@ impl Lattice {
         max_len: usize,
         cap: f64,
     ) -> Result<Self> {
+        let cells = GridCells::new(law, d, ln_tail, max_len, cap)?;
+        Self::pessimistic_from(law, &cells, ln_tail, max_len)
+    }
+
+    /// [`Self::pessimistic_capped`] from cells computed beforehand (with the same `law`;
+    /// `ln_tail` as they were cut with).
+    pub fn pessimistic_from(
+        law: &dyn LossLaw,
+        grid: &GridCells,
+        ln_tail: f64,
+        max_len: usize,
+    ) -> Result<Self> {
+        let d = grid.step;
         let infl = CELL_REL_ERR.ln_1p();
         let mut dense = LogDense {
             entries: Vec::new(),
         };
         let mut ln_inf = law.ln_inf_mass() + infl;
         let ln_dm = (-(-d).exp_m1()).ln(); // ln(1 − e^{−Δ})
-        if let Some((cells, ia, range, capped)) = grid_cells(law, d, ln_tail, max_len, cap)? {
+        if let Some((cells, ia, range, capped)) = &grid.cells {
             for (i, &(_, lp, lm)) in cells.iter().enumerate() {
                 dense.split_cell(ia + i as i64, lp, lm, ln_dm, infl);
             }
             // Tails: below the grid up to its first point, above it (and above a cap) to +∞.
-            dense.push(ia, range.ln_below);
+            dense.push(*ia, range.ln_below);
             ln_inf = log_add(ln_inf, range.ln_above);
             ln_inf = log_add(ln_inf, capped + infl);
         }
@@ -248,14 +303,27 @@ impl Lattice {
         max_len: usize,
         cap: f64,
     ) -> Result<Self> {
+        let cells = GridCells::new(law, d, ln_tail, max_len, cap)?;
+        Self::optimistic_from(law, &cells, ln_tail, max_len)
+    }
+
+    /// [`Self::optimistic_capped`] from cells computed beforehand (with the same `law`;
+    /// `ln_tail` as they were cut with).
+    pub fn optimistic_from(
+        law: &dyn LossLaw,
+        grid: &GridCells,
+        ln_tail: f64,
+        max_len: usize,
+    ) -> Result<Self> {
+        let d = grid.step;
         let defl = (-CELL_REL_ERR).ln_1p();
         // Merged atoms (loss, ln P-mass).
         let mut items: Vec<(f64, f64)> = Vec::new();
-        if let Some((cells, _, range, capped)) = grid_cells(law, d, ln_tail, max_len, cap)? {
-            if capped > f64::NEG_INFINITY {
+        if let Some((cells, _, range, capped)) = &grid.cells {
+            if *capped > f64::NEG_INFINITY {
                 items.push((range.hi, capped + defl));
             }
-            for (a, lp, lm) in cells {
+            for &(a, lp, lm) in cells {
                 if lp == f64::NEG_INFINITY {
                     continue;
                 }
@@ -365,4 +433,37 @@ fn merge(x1: f64, lp1: f64, x2: f64, lp2: f64) -> (f64, f64) {
     let lp = log_add(lp1, lp2);
     let lq = log_add(lp1 - x1, lp2 - x2);
     (lp - lq, lp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accountant::law::BoundedNoiseLaw;
+    use densities::bounded::BoundedFamily;
+
+    /// Cells split between threads are the cells of one sequential pass over the same
+    /// edges, and both sides built from shared cells are the lattices built on their own.
+    #[test]
+    fn cells_computed_in_chunks_match_one_pass_and_both_sides_match() {
+        let law = BoundedNoiseLaw::new(BoundedFamily::power(2.0).unwrap(), 100.0, 1.0).unwrap();
+        let d = law.loss_scale() / 64.0;
+        let g = GridCells::new(&law, d, -40.0, 1 << 22, f64::INFINITY).unwrap();
+        let (cells, ia, _, _) = g.cells.as_ref().unwrap();
+        assert!(
+            cells.len() > 2 * PARALLEL_CELLS,
+            "{} cells: not chunked",
+            cells.len()
+        );
+        let edges: Vec<f64> = (0..=cells.len())
+            .map(|i| (ia + i as i64) as f64 * d)
+            .collect();
+        let one = law.cells(&edges);
+        for (i, (c, o)) in cells.iter().zip(&one).enumerate() {
+            assert_eq!((c.1, c.2), *o, "cell {i}");
+        }
+        let p = Lattice::pessimistic_from(&law, &g, -40.0, 1 << 22).unwrap();
+        let q = Lattice::optimistic_from(&law, &g, -40.0, 1 << 22).unwrap();
+        assert_eq!(p, Lattice::pessimistic(&law, d, -40.0, 1 << 22).unwrap());
+        assert_eq!(q, Lattice::optimistic(&law, d, -40.0, 1 << 22).unwrap());
+    }
 }

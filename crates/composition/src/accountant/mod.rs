@@ -33,7 +33,7 @@ pub mod subsampled;
 pub mod tilted;
 pub mod tradeoff;
 
-pub use lattice::Lattice;
+pub use lattice::{GridCells, Lattice};
 pub use law::{
     BoundedNoiseLaw, ClippedLaplaceLaw, ContinuousRange, DiscreteLaw, GaussianLaw, LossLaw,
 };
@@ -123,7 +123,10 @@ impl Accountant {
 
     /// Initial grid step: the smallest loss scale times `0.9·√(accuracy/0.4)` (the
     /// bracket's relative width is about `0.4 (Δ/scale)²` for Gaussian losses), at most
-    /// 1/16 of it, aligned to the first atom unit.
+    /// 1/4 of it, aligned to the first atom unit. A loose accuracy starts coarse: the
+    /// refinement loop only ever makes the step finer, and many laws (bounded noise far in
+    /// its tail, a composition near its central limit) meet a loose accuracy at a step
+    /// the Gaussian rule would call too coarse.
     fn initial_step(&self, acc: f64) -> f64 {
         // Purely atomic laws on one common unit (randomized response): that unit is an
         // exact grid, and a finer one would only add empty bins between the atoms.
@@ -142,7 +145,7 @@ impl Accountant {
             .iter()
             .map(|p| p.0.loss_scale())
             .fold(f64::INFINITY, f64::min);
-        self.align(s * (0.9 * (acc / 0.4).sqrt()).min(1.0 / 16.0))
+        self.align(s * (0.9 * (acc / 0.4).sqrt()).min(0.25))
     }
 
     /// The largest step `≤ d` of the form `u/n` for the first atom unit `u` (none: `d`),
@@ -177,17 +180,28 @@ impl Accountant {
         ln_delta - self.total_count().ln() - 12.0
     }
 
-    /// Each law on the grid `d`, on the side `upper` selects, its atomless losses above
-    /// `cap` moved to `+∞` (upper) or down to the cap (lower): valid bounds at any cap,
-    /// and at ε they cost at most `P(L > cap)·e^{ε − cap}` per use (docs/accountant.md §9).
-    fn capped_lattices(&self, d: f64, upper: bool, t: f64, cap: f64) -> Result<Vec<Lattice>> {
+    /// Each law's cells on the grid `d`, its atomless losses above `cap` set apart
+    /// (computed once for both sides of the bracket).
+    fn grid_cells(&self, d: f64, t: f64, cap: f64) -> Result<Vec<GridCells>> {
         self.parts
             .iter()
-            .map(|(law, _)| {
+            .map(|(law, _)| GridCells::new(law.as_ref(), d, t, self.max_bins, cap))
+            .collect()
+    }
+
+    /// Each law on its grid `grids`, on the side `upper` selects, its atomless losses
+    /// above the cap moved to `+∞` (upper) or down to the cap (lower): valid bounds at any
+    /// cap, and at ε they cost at most `P(L > cap)·e^{ε − cap}` per use
+    /// (docs/accountant.md §9).
+    fn side_lattices(&self, grids: &[GridCells], upper: bool, t: f64) -> Result<Vec<Lattice>> {
+        self.parts
+            .iter()
+            .zip(grids)
+            .map(|((law, _), g)| {
                 if upper {
-                    Lattice::pessimistic_capped(law.as_ref(), d, t, self.max_bins, cap)
+                    Lattice::pessimistic_from(law.as_ref(), g, t, self.max_bins)
                 } else {
-                    Lattice::optimistic_capped(law.as_ref(), d, t, self.max_bins, cap)
+                    Lattice::optimistic_from(law.as_ref(), g, t, self.max_bins)
                 }
             })
             .collect()
@@ -361,8 +375,9 @@ impl Accountant {
         cap: f64,
         ask: impl Fn(&[Factor], bool) -> Result<f64> + Sync,
     ) -> Result<(f64, f64)> {
+        let grids = self.grid_cells(step, tail, cap)?;
         let side = |upper: bool| -> Result<f64> {
-            let lats = self.capped_lattices(step, upper, tail, cap)?;
+            let lats = self.side_lattices(&grids, upper, tail)?;
             ask(&self.factors(&lats), upper)
         };
         let (lo, hi) = std::thread::scope(|s| {

@@ -265,6 +265,81 @@ pub(crate) fn ln_chernoff(factors: &[Factor], lambda: f64, base: f64, h: f64, up
     best
 }
 
+/// The nearest end `h` of a tail (`upper`: `P_λ(S ≥ h)`, else `P_λ(S ≤ h)`) whose Chernoff
+/// bound is at most `e^{ln_target}` (`ln_target < 0`); `base = Σ c_i K_i(λ)`, `mean` and
+/// `var` the tilted moments. Every `t > 0` gives one: with `G(t) = K(λ ± t) − base −
+/// ln_target`, the bound at `h = ±G(t)/t` is exactly the target. The nearest is at the
+/// minimum of `G(t)/t`, the root of `F(t) = t G'(t) − G(t)` (`F(0) = ln_target < 0`,
+/// `F' = t K'' ≥ 0`): safeguarded Newton from the Gaussian value `t = √(−2 ln_target/var)`,
+/// keeping the nearest `h` seen (any of them is valid; the caller bounds the tail at the
+/// window it finally uses).
+pub(crate) fn chernoff_level(
+    factors: &[Factor],
+    lambda: f64,
+    base: f64,
+    ln_target: f64,
+    upper: bool,
+    mean: f64,
+    var: f64,
+) -> f64 {
+    let sgn = if upper { 1.0 } else { -1.0 };
+    let d = factors[0].law.step;
+    // (G/t, F, F') at t.
+    let eval = |t: f64| -> (f64, f64, f64) {
+        let (k, k1, k2) = total_cgf(factors, lambda + sgn * t);
+        let g = k - base - ln_target;
+        (g / t, t * sgn * k1 - g, t * k2)
+    };
+    let sd = var.sqrt().max(d);
+    let mut t = (-2.0 * ln_target).sqrt() / sd;
+    // The fallback: far enough out for any law with this mean and sd is not known, so the
+    // first evaluation's own level is the start.
+    let mut best = f64::INFINITY;
+    let (mut lo, mut hi) = (0.0f64, f64::INFINITY);
+    for _ in 0..60 {
+        let (q, f, fp) = eval(t);
+        if q.is_finite() {
+            best = best.min(q);
+        }
+        if !(f.is_finite() && q.is_finite()) {
+            // Overflow far out: the minimum is nearer.
+            hi = t;
+            t = 0.5 * (lo + t);
+            continue;
+        }
+        if f < 0.0 {
+            lo = t;
+        } else {
+            hi = t;
+        }
+        if hi - lo <= 1e-6 * hi {
+            break;
+        }
+        let newton = t - f / fp;
+        let next = if fp > 0.0 && newton > lo && newton < hi {
+            newton
+        } else if hi.is_finite() {
+            0.5 * (lo + hi)
+        } else {
+            2.0 * t
+        };
+        // Newton's step far below the level's resolution: done.
+        if (next - t).abs() <= 1e-7 * t {
+            break;
+        }
+        t = next;
+        if t > 1e300 {
+            break;
+        }
+    }
+    if best.is_finite() {
+        sgn * best
+    } else {
+        // No finite bound reached: a window of a million sd, as wide as the old search went.
+        mean + sgn * 1e6 * sd
+    }
+}
+
 /// `e^{−2πir/n}` for `r < n` as the product of two small tables (`r = 1024a + b`):
 /// each factor within an ulp or two of the truth, the product within `5u`.
 struct Twiddles {
@@ -337,18 +412,9 @@ impl TiltedSum {
         let (base, mean, var) = total_cgf(factors, lambda);
         let base0 = total_cgf(factors, 0.0).0;
         let sd = var.sqrt().max(d);
-        // Window ends by Chernoff bounds (search outward from mean ± 4 sd).
-        let find = |upper: bool| -> f64 {
-            let sgn = if upper { 1.0 } else { -1.0 };
-            let mut z = 4.0;
-            while ln_chernoff(factors, lambda, base, mean + sgn * z * sd, upper) > LN_ALIAS
-                && z < 1e6
-            {
-                z *= 1.5;
-            }
-            mean + sgn * z * sd
-        };
-        let (mut l, mut h) = (find(false), find(true));
+        // Window ends by Chernoff bounds: the nearest ends whose tail bound is e^{−50}.
+        let mut l = chernoff_level(factors, lambda, base, LN_ALIAS, false, mean, var);
+        let mut h = chernoff_level(factors, lambda, base, LN_ALIAS, true, mean, var);
         if ln_abs_hi.is_finite() {
             // The untilted mass below the window is moved up to its lowest bin: keep its
             // tilted weight e^{λl − K}·P(S ≤ l) as small as the tilted tails.
@@ -359,11 +425,8 @@ impl TiltedSum {
                 l -= z * sd;
                 z *= 1.5;
             }
-            let mut z = 1.0;
-            while ln_chernoff(factors, 0.0, base0, h, true) > ln_abs_hi && z < 1e6 {
-                h += z * sd;
-                z *= 1.5;
-            }
+            let (_, m0, v0) = total_cgf(factors, 0.0);
+            h = h.max(chernoff_level(factors, 0.0, base0, ln_abs_hi, true, m0, v0));
         }
         let w_lo = (l / d).floor() as i64 - 1;
         let span = ((h - l) / d).ceil() as usize + 3;
@@ -632,5 +695,44 @@ pub(crate) fn ln_inf_total(factors: &[Factor], upper: bool) -> f64 {
         }
     } else {
         (-s.exp_m1()).ln() + if upper { 1e-14 } else { -1e-14 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accountant::law::GaussianLaw;
+
+    /// The window end of a composed Gaussian loss against the Gaussian's closed-form
+    /// Chernoff level `m + √(−2 ln target)·s`, and against `ln_chernoff`'s own
+    /// minimisation: the bound at the level meets the target and a level 1 % of an sd
+    /// nearer does not (the nearest end, not only a valid one).
+    #[test]
+    fn chernoff_level_of_a_gaussian_composition_is_the_closed_form_and_the_nearest() {
+        for &(mu, count) in &[(0.5, 100u64), (2.0, 1), (0.05, 10_000)] {
+            let law = GaussianLaw::new(mu).unwrap();
+            let lat = Lattice::pessimistic(&law, mu / 64.0, -300.0, 1 << 22).unwrap();
+            let f = [Factor { law: &lat, count }];
+            for &target in &[-50.0, -10.0] {
+                let (base, m, v) = total_cgf(&f, 0.0);
+                let s = v.sqrt();
+                for upper in [true, false] {
+                    let sgn = if upper { 1.0 } else { -1.0 };
+                    let h = chernoff_level(&f, 0.0, base, target, upper, m, v);
+                    let closed = m + sgn * (-2.0 * target).sqrt() * s;
+                    assert!(
+                        (h - closed).abs() <= 2e-3 * s * (-2.0 * target).sqrt(),
+                        "mu {mu} k {count} target {target} upper {upper}: {h} vs {closed}"
+                    );
+                    let at = ln_chernoff(&f, 0.0, base, h, upper);
+                    assert!(
+                        at <= target + 1e-9,
+                        "bound {at} above {target} at its level"
+                    );
+                    let nearer = ln_chernoff(&f, 0.0, base, h - sgn * 0.01 * s, upper);
+                    assert!(nearer > target, "a nearer end {nearer} also meets {target}");
+                }
+            }
+        }
     }
 }

@@ -12,7 +12,7 @@
 //! of the form `a + b e^ε` between atoms, so the supremum is attained at an atom: it is a
 //! maximum over the lattice, computed exactly up to a stated round-off.
 
-use super::lattice::Lattice;
+use super::lattice::{GridCells, Lattice};
 use super::tilted;
 use super::{compose, Accountant};
 use crate::error::{out_of_range, Result};
@@ -35,10 +35,9 @@ const LN_TAIL_MASS: f64 = -36.0; // e^{-36} ≈ 2e-16
 impl Accountant {
     /// The composed law on one side (`upper`: δ too large at every ε) as an untilted
     /// lattice on the accountant's initial grid.
-    fn composed_lattice(&self, upper: bool, cap: f64) -> Result<Lattice> {
-        let step = self.initial_step(self.accuracy.unwrap_or(1e-4));
+    fn composed_lattice(&self, grids: &[GridCells], upper: bool) -> Result<Lattice> {
         let tail = self.ln_tail(LN_TAIL_MASS + 12.0);
-        let lats = self.capped_lattices(step, upper, tail, cap)?;
+        let lats = self.side_lattices(grids, upper, tail)?;
         let factors = self.factors(&lats);
         let c = compose(&factors, 0.0, self.max_bins, upper, tail)?;
         Ok(c.sum.untilted_lattice(upper, c.ln_inf))
@@ -58,9 +57,11 @@ impl Accountant {
             .filter(|&a| a > 0.0)
             .fold(1.0, f64::min);
         let cap = self.loss_cap(a_min);
+        let step = self.initial_step(self.accuracy.unwrap_or(1e-4));
+        let grids = self.grid_cells(step, self.ln_tail(LN_TAIL_MASS + 12.0), cap)?;
         let (lo_lat, hi_lat) = std::thread::scope(|s| {
-            let h = s.spawn(|| self.composed_lattice(false, cap));
-            let hi = self.composed_lattice(true, cap);
+            let h = s.spawn(|| self.composed_lattice(&grids, false));
+            let hi = self.composed_lattice(&grids, true);
             (h.join().expect("lower-side thread"), hi)
         });
         // The δ-larger (upper) side bounds f from below and vice versa.
@@ -93,8 +94,9 @@ impl Accountant {
         let step = self.initial_step(self.accuracy.unwrap_or(1e-4));
         let tail = self.ln_tail(LN_TAIL_MASS + 12.0);
         let mut mu = 0.0;
+        let grids = self.grid_cells(step, tail, cap)?;
         for upper in [false, true] {
-            let lats = self.capped_lattices(step, upper, tail, cap)?;
+            let lats = self.side_lattices(&grids, upper, tail)?;
             let (_, k, v) = tilted::total_cgf(&self.factors(&lats), 0.0);
             if v.is_nan() || v <= 0.0 {
                 return Err(out_of_range("loss variance", v, "(0, inf)"));

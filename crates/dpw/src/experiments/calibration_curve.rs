@@ -390,11 +390,17 @@ impl CalibrationCurve {
 
     /// Whether θ is certified sufficient (`Some(true)`), certified insufficient
     /// (`Some(false)`) or undecided at this accuracy (`None`), with `ln δ`'s estimate.
-    fn verdict(&self, fam: Family, theta: f64, pt: Point) -> Result<(Option<bool>, f64), String> {
+    fn verdict(
+        &self,
+        fam: Family,
+        theta: f64,
+        pt: Point,
+        delta_accuracy: f64,
+    ) -> Result<(Option<bool>, f64), String> {
         let spec = self.spec(fam, theta, pt)?;
         let acc = accountant(&[spec])
             .map_err(|e| e.0)?
-            .with_accuracy(self.accuracy)
+            .with_accuracy(delta_accuracy)
             .map_err(|e| e.to_string())?;
         let a = acc.delta(pt.eps).map_err(|e| e.to_string())?;
         let v = if a.upper <= pt.delta {
@@ -433,12 +439,13 @@ impl CalibrationCurve {
             analytic_sigma(pt.eps, ln_d.exp(), 1.0).map_or(f64::NAN, |s| -s.ln())
         };
         let ln_mu_star = ln_mu(target);
+        let tol = (1.0 + self.accuracy).ln();
+        let delta_accuracy = self.delta_accuracy(ln_mu_star, pt, tol);
         let (umin, umax) = (range.0.ln(), range.1.ln());
         let mut u = guess.ln().clamp(umin, umax);
         // (u, ln δ − ln target, ln μ − ln μ*) of the ends: lo not sufficient, hi sufficient.
         let mut lo: Option<(f64, f64, f64)> = None;
         let mut hi: Option<(f64, f64, f64)> = None;
-        let tol = (1.0 + self.accuracy).ln();
         // Bracket widths since the last bisection.
         let mut widths: Vec<f64> = Vec::new();
         // Outward steps while one end is missing: the μ-line's prediction (pushed half a
@@ -448,7 +455,7 @@ impl CalibrationCurve {
         for _ in 0..60 {
             // A composition the accountant cannot bound within its budget (tiny noise:
             // heavy tails) is not certified sufficient: it counts as too little noise.
-            let (v, ln_d) = match self.verdict(fam, u.exp(), pt) {
+            let (v, ln_d) = match self.verdict(fam, u.exp(), pt, delta_accuracy) {
                 Ok(r) => r,
                 Err(_) if hi.is_some_and(|h| h.0 > u) => (None, f64::NAN),
                 Err(e) => return Err(e),
@@ -521,6 +528,23 @@ impl CalibrationCurve {
             }
         }
         Err("the calibration search did not converge".into())
+    }
+
+    /// The relative accuracy of δ each verdict asks the accountant for: the search's
+    /// tolerance `tol` in `ln θ` maps to `s·tol` in `ln δ`, `s = |d ln δ/d ln θ|`, which
+    /// the Gaussian with the target's μ* gives (`s = μ φ(μ/2 − ε/μ)/δ`, the derivative of
+    /// its profile, docs/accountant.md §10). A quarter of that leaves θ undecided over at
+    /// most a quarter of the tolerance; never stricter than the requested accuracy (the
+    /// bracket of θ_hi stays certified at any δ accuracy: only its width depends on it).
+    fn delta_accuracy(&self, ln_mu_star: f64, pt: Point, tol: f64) -> f64 {
+        let mu = ln_mu_star.exp();
+        let slope = mu * densities::normal::pdf(0.5 * mu - pt.eps / mu) / pt.delta;
+        let a = 0.25 * tol * slope;
+        if a.is_finite() {
+            a.clamp(self.accuracy, 0.25)
+        } else {
+            self.accuracy
+        }
     }
 
     /// The calibrated parameter bracket `(θ_lo, θ_hi)` of one mechanism at `pt`.

@@ -637,16 +637,50 @@ pub(crate) fn eps_at(
                 continue;
             }
         }
-        // Bisection: f(a) > 0 ≥ f(b).
+        // f(a) > 0 ≥ f(b), narrowed to 1e-10 relative by regula falsi with the Illinois
+        // modification (each evaluation is a pass over the window; bisection took ~35),
+        // bisecting whenever a step fails to halve the bracket. The invariant holds at
+        // every step, so either end is on its side of the root.
+        let (mut fa, mut fb) = (eval(&comp, a), eval(&comp, b));
+        let mut kept = 0i8; // which end the last step kept (Illinois)
         for _ in 0..200 {
-            let m = 0.5 * (a + b);
-            if m <= a || m >= b || b - a <= 1e-10 * b.abs().max(1e-300) {
+            let w = b - a;
+            let mid = 0.5 * (a + b);
+            if mid <= a || mid >= b || w <= 1e-10 * b.abs().max(1e-300) {
                 break;
             }
-            if eval(&comp, m) > 0.0 {
-                a = m;
+            let falsi = if fa.is_finite() && fb.is_finite() && fa > fb {
+                a + w * fa / (fa - fb)
             } else {
-                b = m;
+                f64::NAN
+            };
+            let m = if falsi > a && falsi < b { falsi } else { mid };
+            let fm = eval(&comp, m);
+            if fm > 0.0 {
+                (a, fa) = (m, fm);
+                if kept == -1 {
+                    fb *= 0.5;
+                }
+                kept = -1;
+            } else {
+                (b, fb) = (m, fm);
+                if kept == 1 {
+                    fa *= 0.5;
+                }
+                kept = 1;
+            }
+            if b - a > 0.5 * w {
+                let mid = 0.5 * (a + b);
+                if mid <= a || mid >= b {
+                    break;
+                }
+                let fm = eval(&comp, mid);
+                if fm > 0.0 {
+                    (a, fa) = (mid, fm);
+                } else {
+                    (b, fb) = (mid, fm);
+                }
+                kept = 0;
             }
         }
         let root = if upper { b } else { a };

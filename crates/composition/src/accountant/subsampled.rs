@@ -151,14 +151,41 @@ impl SubsampledLaw {
 
     /// The `y` at which the loss equals `l` on the monotone part (bisection).
     fn y_of_loss(&self, l: f64) -> f64 {
-        let (mut a, mut b) = match self.base {
+        let (lo, hi) = match self.base {
             Base::Gaussian => (-1e4, 1e4),
             Base::Laplace => (0.0, self.mu),
         };
         let increasing = self.dir == Direction::Remove;
+        // m lies left of the root.
+        let left = |m: f64| (self.loss(m) < l) == increasing;
+        // Start next to the closed-form inverse (g = ln((e^{±l} − 1 + q)/q), then y from
+        // g), bracketed a hair around it and widened until it brackets: the bisection
+        // then ends on the same adjacent floats as one from the whole range, in ~15
+        // loss evaluations instead of ~70.
+        let (mut a, mut b) = (lo, hi);
+        let sl = if increasing { l } else { -l };
+        let g = (sl.exp_m1() + self.q).ln() - self.ln_q;
+        let y0 = match self.base {
+            Base::Gaussian => (g + 0.5 * self.mu * self.mu) / self.mu,
+            Base::Laplace => 0.5 * (g + self.mu),
+        };
+        if y0.is_finite() && y0 > lo && y0 < hi {
+            let mut h = 1e-12 * y0.abs().max(1.0);
+            for _ in 0..40 {
+                let (u, v) = ((y0 - h).max(lo), (y0 + h).min(hi));
+                if (u == lo || left(u)) && (v == hi || !left(v)) {
+                    (a, b) = (u, v);
+                    break;
+                }
+                h *= 16.0;
+            }
+        }
         for _ in 0..120 {
             let m = 0.5 * (a + b);
-            if (self.loss(m) < l) == increasing {
+            if m <= a || m >= b {
+                break;
+            }
+            if left(m) {
                 a = m;
             } else {
                 b = m;
@@ -167,7 +194,6 @@ impl SubsampledLaw {
         0.5 * (a + b)
     }
 
-    /// Loss range of the atomless part and the y-interval it comes from.
     fn loss_bounds(&self) -> (f64, f64) {
         let (lo, hi) = match self.base {
             Base::Gaussian => (self.ln_1mq, f64::INFINITY),

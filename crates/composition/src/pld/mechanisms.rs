@@ -318,15 +318,49 @@ impl LossModel for TruncatedLaplaceLoss {
 /// adjacent floats or 200 halvings apart, for `ℓ` non-increasing on `[a, b]` with
 /// `ℓ(a) > t ≥ ℓ(b)`.
 fn bisect_loss(loss: &dyn Fn(f64) -> f64, t: f64, mut a: f64, mut b: f64) -> (f64, f64) {
+    // Regula falsi with the Illinois modification, keeping `loss(a) > t ≥ loss(b)` at
+    // every step and bisecting whenever a step fails to halve the bracket: it ends on the
+    // adjacent floats bisection ends on, in a fraction of the loss evaluations.
+    let (mut ga, mut gb) = (loss(a) - t, loss(b) - t);
+    let mut kept = 0i8; // which end the last step kept (Illinois)
     for _ in 0..200 {
-        let m = a + 0.5 * (b - a);
-        if m <= a || m >= b {
+        let w = b - a;
+        let mid = a + 0.5 * w;
+        if mid <= a || mid >= b {
             break;
         }
-        if loss(m) > t {
-            a = m;
+        let falsi = if ga.is_finite() && gb.is_finite() && ga > gb {
+            a + w * ga / (ga - gb)
         } else {
-            b = m;
+            f64::NAN
+        };
+        let m = if falsi > a && falsi < b { falsi } else { mid };
+        let gm = loss(m) - t;
+        if gm > 0.0 {
+            (a, ga) = (m, gm);
+            if kept == -1 {
+                gb *= 0.5;
+            }
+            kept = -1;
+        } else {
+            (b, gb) = (m, gm);
+            if kept == 1 {
+                ga *= 0.5;
+            }
+            kept = 1;
+        }
+        if b - a > 0.5 * w {
+            let mid = a + 0.5 * (b - a);
+            if mid <= a || mid >= b {
+                break;
+            }
+            let gm = loss(mid) - t;
+            if gm > 0.0 {
+                (a, ga) = (mid, gm);
+            } else {
+                (b, gb) = (mid, gm);
+            }
+            kept = 0;
         }
     }
     (a, b)

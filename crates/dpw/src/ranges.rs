@@ -9,6 +9,7 @@
 //! δ or the density exponent go to extremes.
 
 use crate::error::KeyError;
+use composition::accountant::{MechanismKind, MechanismSpec};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A closed range `[lo, hi]` of one parameter, with what it is for (used in messages).
@@ -127,6 +128,44 @@ pub fn within_budget(key: &str, items: usize, seconds_each: f64) -> Result<(), K
             ),
         ))
     }
+}
+
+/// Refuses, before computing, a job whose estimated run time `estimate` (seconds on the
+/// reference machine) exceeds the [`budget`]; `what` says what the estimate counts, e.g.
+/// "42 exact calibrations at accuracy 1e-6".
+pub fn within_budget_total(key: &str, what: &str, estimate: f64) -> Result<(), KeyError> {
+    let limit = budget();
+    if estimate <= limit {
+        Ok(())
+    } else {
+        Err(KeyError::new(
+            key,
+            format!(
+                "{what} take about {} s, over the run-time budget of {} s; use fewer points \
+                 or a coarser accuracy, or raise the budget with --budget SECONDS",
+                show(estimate.round()),
+                show(limit)
+            ),
+        ))
+    }
+}
+
+/// Seconds one accountant query of `spec` takes on the reference machine at relative
+/// accuracy `accuracy`, as measured on the catalog's figures (fig18, fig20–fig22, `dpw
+/// account`) and rounded up: the step, hence the bins, scale like `accuracy^{-1/2}`
+/// (docs/accountant.md §6), and the staged composition keeps large counts at about the
+/// cost of small ones.
+pub fn accountant_seconds(spec: &MechanismSpec, accuracy: f64) -> f64 {
+    let at_1e3 = match spec.kind {
+        MechanismKind::Gaussian { .. }
+        | MechanismKind::Laplace { .. }
+        | MechanismKind::RandomizedResponse { .. }
+        | MechanismKind::TruncatedLaplace { .. } => 0.05,
+        MechanismKind::Bounded { .. } => 2.0,
+        MechanismKind::SubsampledGaussian { .. } => 1.0,
+        MechanismKind::SubsampledLaplace { .. } => 10.0,
+    };
+    at_1e3 * (1e-3 / accuracy.clamp(1e-8, 0.5)).sqrt()
 }
 
 impl Range {

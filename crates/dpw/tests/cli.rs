@@ -1449,3 +1449,32 @@ fn budget_flag_moves_the_run_time_limit() {
     }
     assert!(!out.exists(), "nothing written");
 }
+
+/// The accountant kinds estimate their run time before computing: fig21 (calibration
+/// curve), fig22 (privacy curve) and fig20 (trade-off curve) at an accuracy a thousand
+/// times finer are refused in one line naming the key, the estimate and the budget (the
+/// same manifests pass at their own accuracy: `check` in CI); nothing written.
+#[test]
+fn accountant_kinds_refuse_runaway_accuracy_with_an_estimate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out_s = out.to_str().unwrap();
+    for (fig, set, key) in [
+        ("fig21", "params.accuracy=1e-6", "params.grid"),
+        ("fig22", "params.accuracy=1e-6", "params.grid"),
+        ("fig20", "params.accuracy=1e-6", "params.panels"),
+    ] {
+        let manifest = format!("experiments/{fig}.toml");
+        let o = dpw(&root, &["run", &manifest, "--out", out_s, "--set", set]);
+        assert_eq!(o.status.code(), Some(2), "{fig}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        assert!(
+            e.contains(key) && e.contains("over the run-time budget of 60 s"),
+            "{fig}: {e}"
+        );
+        assert!(e.contains("accuracy 1e-6") && e.contains("--budget"), "{e}");
+    }
+    assert!(!out.exists(), "nothing written");
+}

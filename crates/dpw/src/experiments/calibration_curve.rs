@@ -321,7 +321,7 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             }
         }
     }
-    Ok(Box::new(CalibrationCurve {
+    let job = CalibrationCurve {
         vary: p.vary,
         xs,
         epsilon,
@@ -331,7 +331,9 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         accuracy,
         metrics: p.metrics,
         mechanisms,
-    }))
+    };
+    job.within_budget()?;
+    Ok(Box::new(job))
 }
 
 /// One calibration point: (k, ε, δ).
@@ -528,6 +530,36 @@ impl CalibrationCurve {
             }
         }
         Err("the calibration search did not converge".into())
+    }
+
+    /// Refuses, before computing, a grid whose exact searches would exceed the run-time
+    /// budget: about three accountant verdicts a search (docs/accountant.md §10), each
+    /// at the requested accuracy or coarser.
+    fn within_budget(&self) -> Result<(), KeyError> {
+        let mut searches = 0usize;
+        let mut estimate = 0.0;
+        for &x in &self.xs {
+            let pt = self.point(x);
+            for m in &self.mechanisms {
+                if m.calibration != Calibration::Exact || matches!(m.family, Family::Gaussian) {
+                    continue;
+                }
+                // The kind alone sets the cost: any θ in range will do.
+                let spec = self
+                    .spec(m.family, 100.0, pt)
+                    .map_err(|e| KeyError::new("params.mechanisms", e))?;
+                searches += 1;
+                estimate += 3.0 * crate::ranges::accountant_seconds(&spec, self.accuracy);
+            }
+        }
+        crate::ranges::within_budget_total(
+            "params.grid",
+            &format!(
+                "{searches} exact calibrations at accuracy {}",
+                crate::ranges::show(self.accuracy)
+            ),
+            estimate,
+        )
     }
 
     /// The relative accuracy of δ each verdict asks the accountant for: the search's

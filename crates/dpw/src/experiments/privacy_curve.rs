@@ -237,6 +237,32 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         }
     }
     let accuracy = relative_accuracy(p.accuracy)?;
+    // Run-time estimate of the exact (pld) queries, before computing: ε is reported at
+    // the accountant's default 1e-4, δ at 1e-3.
+    let reports_eps = match p.vary {
+        Vary::Count => p.delta.is_some(),
+        Vary::Delta => true,
+        Vary::Epsilon => false,
+    };
+    let acc = accuracy.unwrap_or(if reports_eps { 1e-4 } else { 1e-3 });
+    let exact: Vec<&MechanismSpec> = mechanisms
+        .iter()
+        .filter(|m| m.2 == Method::Pld)
+        .map(|m| &m.1)
+        .collect();
+    let estimate: f64 = exact
+        .iter()
+        .map(|s| xs.len() as f64 * crate::ranges::accountant_seconds(s, acc))
+        .sum();
+    crate::ranges::within_budget_total(
+        "params.grid",
+        &format!(
+            "{} exact (pld) queries at accuracy {}",
+            xs.len() * exact.len(),
+            crate::ranges::show(acc)
+        ),
+        estimate,
+    )?;
     Ok(Box::new(PrivacyCurve {
         vary: p.vary,
         xs,

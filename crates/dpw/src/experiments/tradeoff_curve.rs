@@ -159,11 +159,30 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             }
         }
     }
+    let accuracy = relative_accuracy(p.accuracy)?;
+    // Run-time estimate, before computing: one composition a side and the CLT moments per
+    // mechanism, on the accountant's first grid (no refinement loop): about a quarter of
+    // a δ query at the same accuracy (default 1e-4).
+    let acc = accuracy.unwrap_or(1e-4);
+    let n: usize = panels.iter().map(|p| p.1.len()).sum();
+    let estimate: f64 = panels
+        .iter()
+        .flat_map(|p| p.1.iter())
+        .map(|(_, s)| 0.25 * crate::ranges::accountant_seconds(s, acc))
+        .sum();
+    crate::ranges::within_budget_total(
+        "params.panels",
+        &format!(
+            "{n} trade-off compositions at accuracy {}",
+            crate::ranges::show(acc)
+        ),
+        estimate,
+    )?;
     Ok(Box::new(TradeoffCurve {
         alphas: p.alpha.values().to_vec(),
         clt,
         gap,
-        accuracy: relative_accuracy(p.accuracy)?,
+        accuracy,
         panels,
     }))
 }

@@ -59,7 +59,13 @@ pub fn least_radius_bracket(
     let mut evaluations = 0;
     let mut eval = |r: f64| -> Result<(f64, f64)> {
         evaluations += 1;
-        eps_bracket(family, r, k, delta, accuracy)
+        match eps_bracket(family, r, k, delta, accuracy) {
+            // δ below the (upper bound on the) mass of the +∞ loss: not certified
+            // sufficient, and not certified insufficient either; the search moves to a
+            // larger radius (ε_up = ∞ aims at half the r).
+            Err(CompositionError::Unreachable { .. }) => Ok((0.0, f64::INFINITY)),
+            other => other,
+        }
     };
     // r_ok: certified sufficient (ε_up ≤ ε); r_bad: certified insufficient (ε_lo > ε).
     let (mut r_ok, mut r_bad): (Option<f64>, Option<f64>) = (None, None);

@@ -218,7 +218,8 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
                         .map(|(_, m)| m.to_string())
                         .unwrap_or_default(),
                 })?;
-            print!("{}", render(&req, &calibrate(&req), format));
+            let rows = with_progress("calibrate", || calibrate(&req));
+            print!("{}", render(&req, &rows, format));
             Ok(ExitCode::SUCCESS)
         }
         Command::Account {
@@ -362,5 +363,40 @@ pub fn check_all_against(
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    })
+}
+
+/// Runs `work`; on a terminal, a computation that lasts over 2 s says every 5 s that it is
+/// still running (the exact rows of `calibrate` can take seconds to minutes) and how long it
+/// took at the end. Nothing is printed off a terminal (scripts and tests read stderr).
+fn with_progress<T: Send>(what: &str, work: impl FnOnce() -> T + Send) -> T {
+    use std::io::IsTerminal;
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+    if !std::io::stderr().is_terminal() {
+        return work();
+    }
+    let start = Instant::now();
+    let (tx, rx) = mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        let watcher = s.spawn(move || {
+            let mut wait = Duration::from_secs(2);
+            let mut spoke = false;
+            while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(wait) {
+                eprintln!(
+                    "{what}: still computing ({:.0} s; the certified accountant's rows take longest)…",
+                    start.elapsed().as_secs_f64()
+                );
+                spoke = true;
+                wait = Duration::from_secs(5);
+            }
+            if spoke {
+                eprintln!("{what}: done in {:.1} s", start.elapsed().as_secs_f64());
+            }
+        });
+        let out = work();
+        let _ = tx.send(());
+        let _ = watcher.join();
+        out
     })
 }

@@ -383,7 +383,8 @@ fn calibrate_case(rng: &mut impl Rng) -> (Vec<String>, bool) {
     .collect();
     let numbers = [
         "0", "-1", "1e-320", "5e-324", "1e308", "1e300", "1e-300", "1e9", "1e8", "1e16", "700",
-        "0.999999", "2.5", "1e-12", "nan", "inf", "-0", "abc", "",
+        "0.999999", "2.5", "1e-12", "nan", "inf", "-0", "abc", "", "100", "20", "1e-20", "1e-30",
+        "1e10",
     ];
     let densities = [
         "power:1e300",

@@ -37,7 +37,7 @@ pub use lattice::{GridCells, Lattice};
 pub use law::{
     BoundedNoiseLaw, ClippedLaplaceLaw, ContinuousRange, DiscreteLaw, GaussianLaw, LossLaw,
 };
-pub use radius::{least_radius_bracket, RadiusBracket};
+pub use radius::{least_radius_bracket, least_radius_bracket_until, RadiusBracket};
 pub use spec::{Composition, MechanismKind, MechanismSpec, SpecError};
 pub use tilted::{Factor, TiltedSum};
 pub use tradeoff::TradeoffPoint;

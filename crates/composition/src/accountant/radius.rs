@@ -47,6 +47,20 @@ pub fn least_radius_bracket(
     start: f64,
     accuracy: f64,
 ) -> Result<RadiusBracket> {
+    least_radius_bracket_until(family, k, epsilon, delta, start, accuracy, None)
+}
+
+/// [`least_radius_bracket`] that gives up (an error naming the time) when `deadline` has
+/// passed before an accountant evaluation: a bound on the wall time of interactive use.
+pub fn least_radius_bracket_until(
+    family: BoundedFamily,
+    k: u64,
+    epsilon: f64,
+    delta: f64,
+    start: f64,
+    accuracy: f64,
+    deadline: Option<std::time::Instant>,
+) -> Result<RadiusBracket> {
     if !(epsilon.is_finite() && epsilon > 0.0) {
         return Err(out_of_range("epsilon", epsilon, "(0, inf)"));
     }
@@ -58,6 +72,13 @@ pub fn least_radius_bracket(
     }
     let mut evaluations = 0;
     let mut eval = |r: f64| -> Result<(f64, f64)> {
+        if deadline.is_some_and(|d| std::time::Instant::now() > d) {
+            return Err(out_of_range(
+                "radius search (accountant evaluations)",
+                evaluations as f64,
+                "within the time allowed: the search was stopped at its deadline",
+            ));
+        }
         evaluations += 1;
         match eps_bracket(family, r, k, delta, accuracy) {
             // δ below the (upper bound on the) mass of the +∞ loss: not certified

@@ -360,13 +360,16 @@ impl Job for HistogramMechanisms {
             .collect();
         let values: Vec<(f64, f64, f64)> = jobs
             .par_iter()
-            .map(|&(c, (_, x, l0, k))| {
+            .map(|&(c, (pi, x, l0, k))| {
                 let v = if c == Curve::LaplacePld {
                     laplace_pld(&self.setting, l0 * k).map(|(lo, hi)| (hi, lo, hi))
                 } else {
                     epsilon(c, &self.setting, l0, k).map(|v| (v, v, v))
                 }
-                .map_err(|e| format!("at x = {x}: {e}"));
+                // A point the accepted ranges let through but no calibration reaches
+                // (e.g. l0_sensitivity 1e6 over 20 releases) is bad input of that panel:
+                // exit 2 with the key, not exit 1.
+                .map_err(|e| format!("params.panels[{pi}]: at x = {x}: {e}"));
                 tick();
                 v
             })

@@ -36,6 +36,7 @@ use densities::normal::max_abs_quantile;
 use densities::traits::NoiseMoments;
 use densities::truncated_laplace::TruncatedLaplace;
 use mgf::{certified_radius, BoundedNoise};
+use polars::prelude::{Column, CsvWriter, DataFrame, SerWriter};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -473,11 +474,6 @@ pub enum Format {
     Json,
 }
 
-fn num(v: f64) -> String {
-    // Shortest round-trip form.
-    format!("{v:?}")
-}
-
 fn short(v: f64) -> String {
     if v != 0.0 && (v.abs() >= 1e6 || v.abs() < 1e-3) {
         format!("{v:.4e}")
@@ -568,41 +564,54 @@ fn render_table(req: &Request, rows: &[Row]) -> String {
     out
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
+/// The rows as CSV through the writer of the figure CSVs (polars, full float precision,
+/// fields quoted where needed); a mechanism that does not apply has empty numbers and
+/// its reason in `note`.
 fn render_csv(rows: &[Row]) -> String {
-    let mut out = String::from(
-        "mechanism,parameter,scale,mean_abs,second_moment,max_error,upper_bounds,note\n",
-    );
-    for r in rows {
-        let (nums, note) = match &r.result {
-            Ok(n) => (
-                format!(
-                    "{},{},{},{},{}",
-                    num(n.scale),
-                    num(n.mean_abs),
-                    num(n.second_moment),
-                    num(n.max_error),
-                    n.upper_bounds
-                ),
-                r.note.clone(),
-            ),
-            Err(why) => (",,,,".to_string(), why.clone()),
-        };
-        out.push_str(&format!(
-            "{},{},{nums},{}\n",
-            csv_field(&r.mechanism),
-            csv_field(r.parameter),
-            csv_field(&note)
-        ));
+    let nums = |f: fn(&Numbers) -> f64| -> Vec<Option<f64>> {
+        rows.iter().map(|r| r.result.as_ref().ok().map(f)).collect()
+    };
+    let columns = vec![
+        Column::new(
+            "mechanism".into(),
+            rows.iter()
+                .map(|r| r.mechanism.as_str())
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "parameter".into(),
+            rows.iter().map(|r| r.parameter).collect::<Vec<_>>(),
+        ),
+        Column::new("scale".into(), nums(|n| n.scale)),
+        Column::new("mean_abs".into(), nums(|n| n.mean_abs)),
+        Column::new("second_moment".into(), nums(|n| n.second_moment)),
+        Column::new("max_error".into(), nums(|n| n.max_error)),
+        Column::new(
+            "upper_bounds".into(),
+            rows.iter()
+                .map(|r| r.result.as_ref().ok().map(|n| n.upper_bounds))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "note".into(),
+            rows.iter()
+                .map(|r| match &r.result {
+                    Ok(_) => r.note.as_str(),
+                    Err(why) => why.as_str(),
+                })
+                .collect::<Vec<_>>(),
+        ),
+    ];
+    let mut buf: Vec<u8> = Vec::new();
+    // Columns of equal length and a Vec sink: neither building nor writing can fail.
+    if let Ok(mut df) = DataFrame::new(columns) {
+        let _ = CsvWriter::new(&mut buf)
+            .include_header(true)
+            .with_float_scientific(None)
+            .with_float_precision(None)
+            .finish(&mut df);
     }
-    out
+    String::from_utf8(buf).unwrap_or_default()
 }
 
 /// The JSON document of `calibrate --format json` (serialised by serde_json, so that it

@@ -222,8 +222,11 @@ impl Accountant {
         let acc = self.accuracy.unwrap_or(1e-3);
         let mut d = self.initial_step(acc);
         let mut last: Option<Answer> = None;
-        // δ unknown yet: start below e^{−753} in all, then follow the lower bound.
-        let mut tail = self.ln_tail(-753.0);
+        // δ unknown yet: cut the tails for a δ of e^{−60} first (a narrow range, hence
+        // few cells: most questions have δ above it), then follow the lower bound when the
+        // truncated mass comes within e^{12} of δ's upper end. The bracket holds at any
+        // cut: the pessimistic side charges the cut mass to δ, the optimistic drops it.
+        let mut tail = self.ln_tail(FIRST_LN_DELTA);
         let mut retails = 0;
         let ln_k = self.total_count().ln();
         // Each law's losses are capped far above ε (docs/accountant.md §9): at a guess of
@@ -388,6 +391,9 @@ impl Accountant {
         Ok((lo?, hi?))
     }
 }
+
+/// The δ (log) whose tails the first discretisation of a δ(ε) question keeps.
+const FIRST_LN_DELTA: f64 = -60.0;
 
 /// Window size (bins) above which a composition is computed in stages.
 const DIRECT_BINS: f64 = (1u64 << 20) as f64;

@@ -236,11 +236,12 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
                     message,
                 },
             )?;
-            let result = req.run().map_err(|message| DpwError::Input {
-                file: "account".into(),
-                key: "composition".into(),
-                message,
-            })?;
+            let result =
+                with_progress("account", || req.run()).map_err(|message| DpwError::Input {
+                    file: "account".into(),
+                    key: "composition".into(),
+                    message,
+                })?;
             print!(
                 "{}",
                 match format {
@@ -367,8 +368,8 @@ pub fn check_all_against(
 }
 
 /// Runs `work`; on a terminal, a computation that lasts over 2 s says every 5 s that it is
-/// still running (the exact rows of `calibrate` can take seconds to minutes) and how long it
-/// took at the end. Nothing is printed off a terminal (scripts and tests read stderr).
+/// still running (the certified accountant can take seconds at tiny δ or huge counts) and
+/// how long it took at the end. Nothing is printed off a terminal (scripts and tests read stderr).
 fn with_progress<T: Send>(what: &str, work: impl FnOnce() -> T + Send) -> T {
     use std::io::IsTerminal;
     use std::sync::mpsc;
@@ -384,7 +385,7 @@ fn with_progress<T: Send>(what: &str, work: impl FnOnce() -> T + Send) -> T {
             let mut spoke = false;
             while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(wait) {
                 eprintln!(
-                    "{what}: still computing ({:.0} s; the certified accountant's rows take longest)…",
+                    "{what}: still computing ({:.0} s)…",
                     start.elapsed().as_secs_f64()
                 );
                 spoke = true;

@@ -121,7 +121,7 @@ pub fn within_budget(key: &str, items: usize, seconds_each: f64) -> Result<(), K
             format!(
                 "{items} points at about {} s each is about {} s, over the run-time budget \
                  of {} s; use at most {} points, or raise the budget with --budget SECONDS",
-                show(seconds_each),
+                show(two_digits(seconds_each)),
                 show(estimate.round()),
                 show(limit),
                 (limit / seconds_each).floor()
@@ -205,6 +205,15 @@ pub fn show(v: f64) -> String {
     }
 }
 
+/// `v` rounded to two significant digits (an estimate's precision, for messages).
+pub fn two_digits(v: f64) -> f64 {
+    if v == 0.0 || !v.is_finite() {
+        return v;
+    }
+    let p = 10f64.powi(1 - v.abs().log10().floor() as i32);
+    (v * p).round() / p
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,5 +238,8 @@ mod tests {
         assert_eq!(show(0.5), "0.5");
         assert_eq!(show(5e-324), "5e-324");
         assert_eq!(show(123456.0), "123456");
+        assert_eq!(show(two_digits(9.413238631208365)), "9.4");
+        assert_eq!(show(two_digits(0.0123456)), "0.012");
+        assert_eq!(show(two_digits(1234.5)), "1200");
     }
 }

@@ -50,6 +50,24 @@ fn rows(c: &mut Criterion) {
             })
         },
     );
+    // The verdict of fig21's bounded-noise calibration search (issue 16): δ(ε = 1) of
+    // 1000 queries at accuracy 2e-2.
+    let s: MechanismSpec = "bounded:family=power,alpha=2,radius=533,count=1000"
+        .parse()
+        .unwrap();
+    g.bench_function(
+        "bounded:family=power,alpha=2,radius=533,count=1000 delta(eps=1) acc=2e-2",
+        |b| {
+            b.iter(|| {
+                accountant(std::slice::from_ref(&s))
+                    .unwrap()
+                    .with_accuracy(2e-2)
+                    .unwrap()
+                    .delta(black_box(1.0))
+                    .unwrap()
+            })
+        },
+    );
     g.finish();
 }
 

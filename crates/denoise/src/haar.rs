@@ -70,31 +70,68 @@ fn synthesise(x: ArrayView1<f64>, mut out: ArrayViewMut1<f64>) {
 }
 
 /// Applies `step` to every row and every column (`cols_first` chooses the order) of the
-/// top-left `m × m` block of the field.
+/// top-left `m × m` block of the field. Rows go through `step` one by one; the columns
+/// are transformed all at once, row pair by row pair ([`column_pass`]): a column of a
+/// row-major array is strided, and stepping down each one was twice as slow.
 fn block_pass(
     field: &mut ArrayViewMut2<f64>,
     m: usize,
     cols_first: bool,
     step: fn(ArrayView1<f64>, ArrayViewMut1<f64>),
+    synthesis: bool,
 ) {
     let mut block = field.slice_mut(s![..m, ..m]);
     // A step moves values (sums to the front, differences to the back), so it cannot
-    // work in place: it writes into a scratch line that is then copied back.
+    // work in place: it writes into scratch that is then copied back.
     let mut out = Array1::zeros(m);
-    let mut pass = |axis: Axis, block: &mut ArrayViewMut2<f64>| {
-        for mut line in block.lanes_mut(axis) {
+    let mut rows = |block: &mut ArrayViewMut2<f64>| {
+        for mut line in block.lanes_mut(Axis(1)) {
             step(line.view(), out.view_mut());
             line.assign(&out);
         }
     };
-    // Lanes along axis 1 are the rows, along axis 0 the columns.
+    let mut scratch = Array2::zeros((m, m));
     if cols_first {
-        pass(Axis(0), &mut block);
-        pass(Axis(1), &mut block);
+        column_pass(&mut block, &mut scratch, synthesis);
+        rows(&mut block);
     } else {
-        pass(Axis(1), &mut block);
-        pass(Axis(0), &mut block);
+        rows(&mut block);
+        column_pass(&mut block, &mut scratch, synthesis);
     }
+}
+
+/// The Haar step (analysis, or `synthesis`) down every column of `block` at once, as
+/// whole-row operations: analysis writes `(r_{2i} + r_{2i+1})/√2` to row `i` and
+/// `(r_{2i} − r_{2i+1})/√2` to row `m/2 + i`; synthesis the inverse. The same arithmetic,
+/// value for value, as [`analyse`] and [`synthesise`] on each column.
+fn column_pass(block: &mut ArrayViewMut2<f64>, scratch: &mut Array2<f64>, synthesis: bool) {
+    let h = block.nrows() / 2;
+    for i in 0..h {
+        if synthesis {
+            let (sr, dr) = (block.row(i), block.row(h + i));
+            let (mut e, mut o) = scratch.multi_slice_mut((s![2 * i, ..], s![2 * i + 1, ..]));
+            Zip::from(&mut e)
+                .and(&mut o)
+                .and(sr)
+                .and(dr)
+                .for_each(|e, o, &s, &d| {
+                    *e = (s + d) * FRAC_1_SQRT_2;
+                    *o = (s - d) * FRAC_1_SQRT_2;
+                });
+        } else {
+            let (a, b) = (block.row(2 * i), block.row(2 * i + 1));
+            let (mut sr, mut dr) = scratch.multi_slice_mut((s![i, ..], s![h + i, ..]));
+            Zip::from(&mut sr)
+                .and(&mut dr)
+                .and(a)
+                .and(b)
+                .for_each(|s, d, &a, &b| {
+                    *s = (a + b) * FRAC_1_SQRT_2;
+                    *d = (a - b) * FRAC_1_SQRT_2;
+                });
+        }
+    }
+    block.assign(scratch);
 }
 
 /// Forward orthonormal 2-D Haar transform, full multilevel non-standard decomposition
@@ -114,7 +151,7 @@ pub fn haar2d_forward(mut field: ArrayViewMut2<f64>) -> Result<(), DenoiseError>
     check_grid(field.shape())?;
     let mut m = field.nrows();
     while m >= 2 {
-        block_pass(&mut field, m, false, analyse);
+        block_pass(&mut field, m, false, analyse, false);
         m /= 2;
     }
     Ok(())
@@ -138,7 +175,7 @@ pub fn haar2d_inverse(mut coeffs: ArrayViewMut2<f64>) -> Result<(), DenoiseError
     let side = coeffs.nrows();
     let mut m = 2;
     while m <= side {
-        block_pass(&mut coeffs, m, true, synthesise);
+        block_pass(&mut coeffs, m, true, synthesise, true);
         m *= 2;
     }
     Ok(())

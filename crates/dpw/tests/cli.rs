@@ -1478,3 +1478,62 @@ fn accountant_kinds_refuse_runaway_accuracy_with_an_estimate() {
     }
     assert!(!out.exists(), "nothing written");
 }
+
+/// `count` sets k when δ (or ε) is varied: ten queries, so the pure-DP Laplace scale is
+/// 10/ε written out and the Gaussian's σ has δ(0.5) = δ for ten compositions by the
+/// certified accountant (an independent route to the analytic σ at L2 sensitivity √10);
+/// a count that is not an integer in [1, 1e8], or given while the count is varied, is
+/// refused naming `params.count`.
+#[test]
+fn calibration_curve_count_sets_k_when_delta_varies() {
+    let dir = tempfile::tempdir().unwrap();
+    let ten = edit(
+        CALIBRATION_CURVE,
+        "epsilon = 0.5\n",
+        "epsilon = 0.5\ncount = 10\n",
+    );
+    let rel = write_manifest(dir.path(), "cal", &ten);
+    let out = dpw(dir.path(), &["run", &rel, "--out", "o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = fs::read_to_string(dir.path().join("o/data/cal.csv")).unwrap();
+    let row = |series: &str, d: &str| -> Vec<f64> {
+        let l = csv
+            .lines()
+            .find(|l| l.starts_with(&format!("scale,{series},{d},")))
+            .unwrap_or_else(|| panic!("{series} {d} in {csv}"));
+        l.split(',').skip(3).map(|v| v.parse().unwrap()).collect()
+    };
+    for (d, ds) in [(1e-3f64, "0.001"), (1e-6, "1e-6")] {
+        assert_eq!(row("lap_pure", ds)[0], 20.0);
+        assert_eq!(row("lap", ds)[3], 10.0, "the count column");
+        let sigma = row("g", ds)[0];
+        let spec = format!("gaussian:sigma={sigma},count=10").parse().unwrap();
+        let a = composition::accountant::spec::accountant(&[spec])
+            .unwrap()
+            .with_accuracy(1e-6)
+            .unwrap()
+            .delta(0.5)
+            .unwrap();
+        assert!(
+            a.lower <= d * (1.0 + 2e-6) && d <= a.upper * (1.0 + 2e-6),
+            "{d}: {a:?}"
+        );
+    }
+    for (to, key) in [
+        ("epsilon = 0.5\ncount = 0.5\n", "params.count"),
+        ("epsilon = 0.5\ncount = 1e9\n", "params.count"),
+    ] {
+        let bad = edit(CALIBRATION_CURVE, "epsilon = 0.5\n", to);
+        let rel = write_manifest(dir.path(), "cal", &bad);
+        let out = dpw(dir.path(), &["run", &rel, "--out", "bad"]);
+        assert_bad_output(&out, &rel, key);
+    }
+    let varied = edit(
+        &edit(CALIBRATION_CURVE, "vary = \"delta\"", "vary = \"count\""),
+        "grid = [1e-6, 1e-3]\nepsilon = 0.5\n",
+        "grid = [1, 10]\nepsilon = 0.5\ndelta = 1e-6\ncount = 3\n",
+    );
+    let rel = write_manifest(dir.path(), "cal", &varied);
+    let out = dpw(dir.path(), &["run", &rel, "--out", "bad"]);
+    assert_bad_output(&out, &rel, "params.count");
+}

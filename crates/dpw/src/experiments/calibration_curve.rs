@@ -9,6 +9,7 @@
 //! grid = { logspace = [1, 1e6], n = 7, integer = true }
 //! epsilon = 1                             # the fixed values of the two not varied
 //! delta = 1e-6
+//! count = 1                               # optional (1): k when epsilon or delta vary
 //! sensitivity = 1                         # optional (1)
 //! beta = 0.05                             # optional (0.05), for the max-of-k error
 //! accuracy = 1e-2                         # optional (1e-2): width of the noise bracket
@@ -123,6 +124,7 @@ struct Params {
     grid: Grid,
     epsilon: Option<f64>,
     delta: Option<f64>,
+    count: Option<f64>,
     sensitivity: Option<f64>,
     beta: Option<f64>,
     accuracy: Option<f64>,
@@ -156,6 +158,8 @@ struct CalibrationCurve {
     xs: Vec<f64>,
     epsilon: f64,
     delta: f64,
+    /// k when ε or δ is varied.
+    count: f64,
     sensitivity: f64,
     beta: f64,
     accuracy: f64,
@@ -294,6 +298,24 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             (None, true) => Ok(f64::NAN),
         }
     };
+    let count = match (p.count, p.vary) {
+        (Some(_), Vary::Count) => {
+            return Err(KeyError::new(
+                "params.count",
+                "is the varied quantity: its values come from params.grid",
+            ))
+        }
+        (None, _) => 1.0,
+        (Some(c), _) => {
+            if !(c.fract() == 0.0 && (1.0..=1e8).contains(&c)) {
+                return Err(KeyError::new(
+                    "params.count",
+                    format!("counts must be integers in [1, 1e8], got {c}"),
+                ));
+            }
+            c
+        }
+    };
     let epsilon = fixed("params.epsilon", p.epsilon, p.vary == Vary::Epsilon)?;
     let delta = fixed("params.delta", p.delta, p.vary == Vary::Delta)?;
     if p.vary != Vary::Epsilon {
@@ -326,6 +348,7 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         xs,
         epsilon,
         delta,
+        count,
         sensitivity: positive("params.sensitivity", sensitivity)?,
         beta,
         accuracy,
@@ -345,7 +368,7 @@ struct Point {
 }
 
 impl CalibrationCurve {
-    /// The point at grid value `x` (with ε or δ varied, one query).
+    /// The point at grid value `x` (with ε or δ varied, `count` queries).
     fn point(&self, x: f64) -> Point {
         match self.vary {
             Vary::Count => Point {
@@ -354,12 +377,12 @@ impl CalibrationCurve {
                 delta: self.delta,
             },
             Vary::Epsilon => Point {
-                k: 1.0,
+                k: self.count,
                 eps: x,
                 delta: self.delta,
             },
             Vary::Delta => Point {
-                k: 1.0,
+                k: self.count,
                 eps: self.epsilon,
                 delta: x,
             },

@@ -1059,3 +1059,22 @@ fn fig14_resolves_delta_up_to_the_total_epsilon() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn readme_fig20_truncated_laplacian_lies_on_laplace_for_small_k() {
+    // README: "Its curves are drawn dotted: for k ≤ 10 they lie within 1.2e-3 of
+    // Laplace's at every α, and a solid line would hide Laplace."
+    let readme = prose("README.md");
+    assert!(readme.contains("for k ≤ 10 they lie within 1.2e-3 of Laplace's at every α"));
+    let t = data("fig20");
+    let mut largest: f64 = 0.0;
+    for panel in ["k1", "k1_gap", "k10", "k10_gap"] {
+        let lap = series(&t, panel, "laplace");
+        let tl = series(&t, panel, "truncated_laplace");
+        assert_eq!(lap.len(), tl.len(), "{panel}");
+        for r in tl {
+            largest = largest.max((r.y - at(&lap, r.x)).abs());
+        }
+    }
+    assert!(largest < 1.2e-3 && largest > 1e-3, "{largest}");
+}

@@ -182,7 +182,7 @@ pub fn synthetic_city(
 /// One panel of a heat-map release: a field and its RMSE against the truth.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Panel {
-    /// Series label: `raw`, `JS`, `threshold` or `wavelet`.
+    /// Series label: `raw`, `mean`, `JS`, `threshold` or `wavelet`.
     pub label: &'static str,
     /// The released (or denoised) `side × side` field.
     pub field: Array2<f64>,
@@ -202,6 +202,10 @@ pub struct HeatmapRelease {
     pub zero_rmse: f64,
     /// The aGM release `truth + N(0, σ² I)`.
     pub raw: Panel,
+    /// The baseline: every cell set to the release's mean (post-processing, so private
+    /// too). It keeps no structure at all, and a denoiser that does not beat it has
+    /// learnt nothing the RMSE can see.
+    pub mean: Panel,
     /// Positive-part James–Stein on the whole field (docs/maths.md §4).
     pub james_stein: Panel,
     /// Soft thresholding of every cell at `σ √(2 ln N)`, `N = side²` (docs/maths.md §4).
@@ -212,9 +216,15 @@ pub struct HeatmapRelease {
 }
 
 impl HeatmapRelease {
-    /// The four panels in plotting order: raw, JS, threshold, wavelet.
-    pub fn panels(&self) -> [&Panel; 4] {
-        [&self.raw, &self.james_stein, &self.threshold, &self.wavelet]
+    /// The five panels in plotting order: raw, mean, JS, threshold, wavelet.
+    pub fn panels(&self) -> [&Panel; 5] {
+        [
+            &self.raw,
+            &self.mean,
+            &self.james_stein,
+            &self.threshold,
+            &self.wavelet,
+        ]
     }
 }
 
@@ -230,7 +240,7 @@ fn rmse(a: ArrayView2<f64>, b: ArrayView2<f64>) -> f64 {
 /// analytic Gaussian mechanism (`σ = analytic_sigma(ε, δ, Δ)`, Δ the L2 sensitivity,
 /// fig6 uses Δ = 5), then denoises the release with positive-part James–Stein, soft
 /// thresholding and Haar-wavelet soft thresholding, and reports each panel's RMSE
-/// against `truth`.
+/// against `truth`, beside the flat baseline that sets every cell to the release's mean.
 ///
 /// The noise is `N(0, I)` drawn cell by cell (row by row) from `Pcg64::seed_from_u64(seed)`
 /// and scaled by σ; every denoiser acts on that same release.
@@ -275,12 +285,16 @@ pub fn heatmap_release(
     let james_stein = panel("JS", square(side, james_stein_positive(cells, sigma)?));
     let threshold = panel("threshold", square(side, soft_threshold(cells, sigma)?));
     let wavelet = panel("wavelet", haar_soft_threshold(raw.view(), sigma)?);
+    // Summed sequentially in row-major order (see `add_component`).
+    let level = cells.iter().sum::<f64>() / cells.len() as f64;
+    let mean = panel("mean", Array2::from_elem(truth.raw_dim(), level));
     let zero_rmse = rmse(Array2::zeros(truth.raw_dim()).view(), truth);
     Ok(HeatmapRelease {
         side,
         sigma,
         zero_rmse,
         raw: panel("raw", raw),
+        mean,
         james_stein,
         threshold,
         wavelet,

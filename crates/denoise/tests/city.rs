@@ -40,7 +40,7 @@ fn city_is_deterministic_integral_and_has_the_right_total() {
 #[test]
 fn every_denoiser_beats_the_raw_release() {
     let sigma = analytic_sigma(1.0, 1e-6, 5.0).unwrap();
-    let mut sums = [0.0; 5];
+    let mut sums = [0.0; 6];
     let mut count = 0.0;
     for city in 0..5 {
         let truth = synthetic_city(CITY_SIDE, CITY_TRIPS, 100 + city).unwrap();
@@ -75,7 +75,7 @@ fn every_denoiser_beats_the_raw_release() {
             count += 1.0;
         }
     }
-    let [raw, js, th, wav, zero] = sums.map(|s| s / count);
+    let [raw, _mean, js, th, wav, zero] = sums.map(|s| s / count);
     assert!(3.0 * wav < raw, "wavelet {wav}, raw {raw}");
     for (label, v) in [("JS", js), ("threshold", th), ("wavelet", wav)] {
         assert!(v < zero, "{label} {v} vs all-zero {zero}");
@@ -88,7 +88,7 @@ fn release_is_deterministic_and_checks_its_inputs() {
     let a = heatmap_release(truth.view(), 1.0, 1e-6, 5.0, 9).unwrap();
     assert_eq!(a, heatmap_release(truth.view(), 1.0, 1e-6, 5.0, 9).unwrap());
     let labels: Vec<&str> = a.panels().iter().map(|p| p.label).collect();
-    assert_eq!(labels, ["raw", "JS", "threshold", "wavelet"]);
+    assert_eq!(labels, ["raw", "mean", "JS", "threshold", "wavelet"]);
     let direct = (a
         .raw
         .field
@@ -105,4 +105,32 @@ fn release_is_deterministic_and_checks_its_inputs() {
     assert!(heatmap_release(truth.slice(odd), 1.0, 1e-6, 5.0, 9).is_err());
     assert!(heatmap_release(truth.view(), 0.0, 1e-6, 5.0, 9).is_err());
     assert!(heatmap_release(truth.view(), 1.0, 1e-6, -5.0, 9).is_err());
+}
+
+/// The flat baseline is the release's mean in every cell, and its RMSE follows the
+/// bias–variance identity `RMSE² = Var(truth) + (mean(release) − mean(truth))²`
+/// (a formula, not the panel's own sum of squares).
+#[test]
+fn the_flat_baseline_is_the_release_mean_and_obeys_bias_variance() {
+    for seed in [3, 2018] {
+        let truth = synthetic_city(CITY_SIDE, CITY_TRIPS, seed).unwrap();
+        let r = heatmap_release(truth.view(), 1.0, 1e-6, 5.0, seed).unwrap();
+        let n = truth.len() as f64;
+        let release_mean = r.raw.field.iter().sum::<f64>() / n;
+        assert!(r
+            .mean
+            .field
+            .iter()
+            .all(|&v| (v - release_mean).abs() <= 1e-12 * release_mean.abs()));
+        let truth_mean = truth.iter().sum::<f64>() / n;
+        let var = truth.iter().map(|t| (t - truth_mean).powi(2)).sum::<f64>() / n;
+        let expect = (var + (release_mean - truth_mean).powi(2)).sqrt();
+        assert!(
+            (r.mean.rmse / expect - 1.0).abs() < 1e-9,
+            "{} vs {expect}",
+            r.mean.rmse
+        );
+        // The mean of σ-noise over 4096 cells moves by about σ/64 ≈ 0.33 trips.
+        assert!((release_mean - truth_mean).abs() < 4.0 * r.sigma / 64.0);
+    }
 }

@@ -263,18 +263,21 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
 /// The catalog as aligned columns: id, paper, paper figure, title.
 pub fn catalog(manifests: &[Manifest]) -> String {
     let header = ["ID", "PAPER", "FIGURE", "TITLE"];
-    let rows: Vec<[&str; 4]> = manifests
+    // Manifest text may carry the figures' sub/superscript markup (`f_{ε,δ}`): a terminal
+    // gets it as plain Unicode text.
+    let rows: Vec<[String; 4]> = manifests
         .iter()
         .map(|m| {
             [
-                m.id.as_str(),
-                m.source.paper.as_str(),
-                m.source.figure.as_str(),
-                m.title.as_str(),
+                m.id.clone(),
+                plotting::markup::text(&m.source.paper),
+                plotting::markup::text(&m.source.figure),
+                plotting::markup::text(&m.title),
             ]
         })
         .collect();
-    let mut widths = header.map(|h| h.chars().count());
+    let header = header.map(String::from);
+    let mut widths = header.each_ref().map(|h| h.chars().count());
     for r in &rows {
         for (w, cell) in widths.iter_mut().zip(r) {
             *w = (*w).max(cell.chars().count());

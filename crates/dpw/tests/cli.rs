@@ -594,6 +594,44 @@ fn list_prints_catalog() {
     assert_eq!(rows[1].find("Tiny"), Some(title_col), "aligned: {text}");
 }
 
+/// `dpw list` over the repository's own manifests: one row per manifest, its title's
+/// sub/superscript markup rendered (no `_{…}` or `^{…}` group reaches the terminal), and
+/// the columns still aligned in characters.
+#[test]
+fn list_renders_the_markup_of_every_manifest() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = dpw(&root, &["list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let manifests = dpw::manifest::discover(&root.join("experiments")).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows.len(), manifests.len() + 1, "{text}");
+    for bad in ["_{", "^{", "{", "}"] {
+        assert!(!text.contains(bad), "{bad:?} in dpw list:\n{text}");
+    }
+    // Titles that carry markup in their manifests, as a reader should see them.
+    for (id, shown) in [
+        ("fig10", "truncated Laplacian vs f_(ε,δ)"),
+        ("fig11", "exp(−‖x‖ₚᵃ) noise against G₁"),
+        ("fig20", "against G_μ"),
+    ] {
+        let row = rows
+            .iter()
+            .find(|r| r.starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("{id} missing:\n{text}"));
+        assert!(row.contains(shown), "{id}: {row}");
+    }
+    let col = |r: &str| r.find("TITLE").map(|b| r[..b].chars().count());
+    let title_col = col(rows[0]).unwrap();
+    for r in &rows[1..] {
+        let at: usize = r.chars().take(title_col).map(|c| c.len_utf8()).sum();
+        assert!(
+            r[..at].ends_with("  ") && !r[at..].starts_with(' '),
+            "unaligned: {r}"
+        );
+    }
+}
+
 #[test]
 fn calibrate_prints_every_mechanism_in_each_format() {
     let dir = tempfile::tempdir().unwrap();

@@ -107,6 +107,24 @@ fn render_rgb(
     Ok((w, h, rgb))
 }
 
+/// Where every series of every line panel puts its points in the rendered image, in
+/// drawing order (later entries are drawn over earlier ones).
+pub fn series_pixels(
+    spec: &PlotSpec,
+    points: &[Point],
+) -> Result<Vec<render::SeriesPixels>, PlotError> {
+    validate(spec)?;
+    register_fonts();
+    let (w, h) = render::image_size(spec);
+    let mut rgb = vec![255u8; (w * h * 3) as usize];
+    let mut out = Vec::new();
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        render::draw_probed(&root, spec, points, &|_, _| true, &mut |s| out.push(s))?;
+    }
+    Ok(out)
+}
+
 /// What one series shows in one line panel, in pixels of the rendered PNG.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Visibility {

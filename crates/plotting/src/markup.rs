@@ -111,6 +111,33 @@ pub fn plain(s: &str) -> String {
     segments(s).into_iter().map(|g| g.text).collect()
 }
 
+/// `s` for a terminal or any plain-text output: Unicode scripts where they exist
+/// (`G_1` → `G₁`); a script Unicode lacks keeps a bare `_` or `^` before a single
+/// character (`ε_g`) and parentheses around a longer run (`f_{ε,δ}` → `f_(ε,δ)`), the
+/// usual plain-text spelling. No `{…}` group survives.
+pub fn text(s: &str) -> String {
+    let mut out = String::new();
+    for seg in segments(s) {
+        let mark = match seg.shift {
+            Shift::Base => {
+                out.push_str(&seg.text);
+                continue;
+            }
+            Shift::Sub => '_',
+            Shift::Sup => '^',
+        };
+        out.push(mark);
+        if seg.text.chars().count() == 1 {
+            out.push_str(&seg.text);
+        } else {
+            out.push('(');
+            out.push_str(&seg.text);
+            out.push(')');
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,6 +199,18 @@ mod tests {
         assert_eq!(plain("a_"), "a_");
         assert_eq!(plain("a_{b"), "a_{b");
         assert_eq!(plain("a_ b"), "a_ b");
+    }
+
+    #[test]
+    fn text_spells_scripts_for_a_terminal() {
+        assert_eq!(text("vs f_{ε,δ}"), "vs f_(ε,δ)");
+        assert_eq!(text("exp(−‖x‖_p^a) against G_1"), "exp(−‖x‖ₚᵃ) against G₁");
+        assert_eq!(text("ε_g and ‖I_X‖"), "ε_g and ‖I_X‖");
+        assert_eq!(text("x^{10} y^{ζω}"), "x¹⁰ y^(ζω)");
+        assert_eq!(text("plain (1/δ)"), "plain (1/δ)");
+        for s in ["f_{ε,δ}", "a^{ζω}", "G_{μ}"] {
+            assert!(!text(s).contains(['{', '}']), "{s}");
+        }
     }
 
     #[test]

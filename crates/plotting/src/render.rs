@@ -75,6 +75,18 @@ pub fn draw<DB: DrawingBackend>(
     draw_only(root, spec, points, &|_, _| true)
 }
 
+/// Where one series of one line panel put its points: pixel coordinates in the image,
+/// in the order they are joined (by `x`), only the points inside the axes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeriesPixels {
+    /// Panel key.
+    pub panel: String,
+    /// Series key.
+    pub series: String,
+    /// The points' pixels `(column, row)`.
+    pub pixels: Vec<(i32, i32)>,
+}
+
 /// [`draw`], but of the line panels' series only those `(panel key, series key)` for
 /// which `keep` says true are drawn; axes, legend and heatmaps are unchanged (axis ranges
 /// still cover every point). Used to measure what each series adds to the image.
@@ -83,6 +95,17 @@ pub fn draw_only<DB: DrawingBackend>(
     spec: &PlotSpec,
     points: &[Point],
     keep: &dyn Fn(&str, &str) -> bool,
+) -> Result<(), PlotError> {
+    draw_probed(root, spec, points, keep, &mut |_| {})
+}
+
+/// [`draw`], handing every drawn series' pixels to `probe` in drawing order.
+pub fn draw_probed<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    spec: &PlotSpec,
+    points: &[Point],
+    keep: &dyn Fn(&str, &str) -> bool,
+    probe: &mut dyn FnMut(SeriesPixels),
 ) -> Result<(), PlotError> {
     if let Some(p) = points
         .iter()
@@ -148,7 +171,7 @@ pub fn draw_only<DB: DrawingBackend>(
     };
     for (panel, cell) in spec.panels.iter().zip(cells.iter()) {
         match panel.kind {
-            PanelKind::Lines => draw_panel(cell, panel, spec, points, keep)?,
+            PanelKind::Lines => draw_panel(cell, panel, spec, points, keep, probe)?,
             PanelKind::Heatmap => {
                 let cells = heatmap_cells(panel, points)?;
                 draw_heatmap(cell, &panel.title, cells.view(), zrange)?
@@ -174,6 +197,7 @@ fn draw_panel<DB: DrawingBackend>(
     spec: &PlotSpec,
     points: &[Point],
     keep: &dyn Fn(&str, &str) -> bool,
+    probe: &mut dyn FnMut(SeriesPixels),
 ) -> Result<(), PlotError> {
     let mine: Vec<&Point> = points.iter().filter(|p| p.panel == panel.key).collect();
     let xs: Vec<f64> = mine.iter().map(|p| p.x).collect();
@@ -256,6 +280,11 @@ fn draw_panel<DB: DrawingBackend>(
         pts.sort_by(|a, b| a.x.total_cmp(&b.x));
         let color = rgb(style);
         let coords: Vec<(f64, f64)> = pts.iter().map(|p| (p.x, p.y)).collect();
+        probe(SeriesPixels {
+            panel: panel.key.clone(),
+            series: style.key.clone(),
+            pixels: coords.iter().map(|c| chart.backend_coord(c)).collect(),
+        });
         let line = color.stroke_width(2);
         match style.line {
             LineStyle::Solid => {

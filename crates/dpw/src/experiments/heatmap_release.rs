@@ -14,8 +14,9 @@
 //! delta = 1e-6
 //! sensitivity = 5.0
 //! ```
-//! Panels `truth`, `raw`, `james_stein`, `threshold`, `wavelet` (heatmaps: x = column,
-//! y = row), one series `field`. Columns: `panel,series,x,y,value,rmse` (the RMSE against
+//! Panels `truth`, `raw`, `mean` (the flat baseline: every cell at the release's mean),
+//! `james_stein`, `threshold`, `wavelet` (heatmaps: x = column, y = row), one series
+//! `field`. Columns: `panel,series,x,y,value,rmse` (the RMSE against
 //! the truth, repeated on every cell; a panel title may show it as `{rmse}`).
 
 use super::{count, open_unit, positive, Job};
@@ -56,7 +57,14 @@ struct HeatmapRelease {
     sensitivity: f64,
 }
 
-const PANELS: [&str; 5] = ["truth", "raw", "james_stein", "threshold", "wavelet"];
+const PANELS: [&str; 6] = [
+    "truth",
+    "raw",
+    "mean",
+    "james_stein",
+    "threshold",
+    "wavelet",
+];
 
 fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     let p: Params = input.parse()?;
@@ -121,6 +129,7 @@ impl Job for HeatmapRelease {
         let fields = [
             (&truth, 0.0),
             (&r.raw.field, r.raw.rmse),
+            (&r.mean.field, r.mean.rmse),
             (&r.james_stein.field, r.james_stein.rmse),
             (&r.threshold.field, r.threshold.rmse),
             (&r.wavelet.field, r.wavelet.rmse),

@@ -57,10 +57,11 @@ fn gaussian_noise_matches_the_analytic_gaussian_mechanism() {
             &set,
         )
         .unwrap();
-        // Certified: never below the exact σ, and (recentred rounding) within 3 %.
+        // Certified: never below the exact σ, and (recentred rounding) within 2 %: measured
+        // 0.15 % at k = 1, 0.46 % at k = 10, 1.1 % at k = 100.
         assert!(pess.radius >= sigma, "k = {k}: {} < σ {sigma}", pess.radius);
         assert!(
-            pess.radius <= sigma * 1.08,
+            pess.radius <= sigma * 1.02,
             "k = {k}: {} vs σ {sigma}",
             pess.radius
         );

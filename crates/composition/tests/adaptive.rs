@@ -244,19 +244,41 @@ fn invalid_inputs_are_typed_errors() {
     ));
 }
 
+/// From ε = 1e-9 to 800, [BR, DP, BR] is bounded by routes outside the recursion: each
+/// ε-BR mechanism is ε-DP, so δ is at most the optimal composition of three ε-DP
+/// mechanisms (the binomial closed form, `dp_delta`); it is 0 from the total 3ε on (no
+/// loss reaches it), non-increasing in ε_g, and the ε returned for δ = 1e-6 is the least:
+/// δ meets 1e-6 there and not 1e-6 below it.
 #[test]
-fn extreme_epsilons_give_no_nan() {
+fn extreme_epsilons_stay_under_the_dp_bound_and_invert() {
     for e in [1e-9f64, 1e-3, 5.0, 40.0, 800.0] {
         let seq = [Br(e), Dp(e), Br(e)];
-        for eg in [0.0, 0.5 * e, e, 2.0 * e, 3.0 * e] {
+        let mut prev = f64::INFINITY;
+        for eg in [0.0, 0.5 * e, e, 2.0 * e, 2.9 * e, 3.0 * e, 4.0 * e] {
             let d = adaptive_delta(&seq, eg).unwrap();
+            let bound = dp_delta(3, e, eg).unwrap();
             assert!(
-                d.is_finite() && (0.0..=1.0).contains(&d),
-                "eps={e} eg={eg}: {d}"
+                (0.0..=1.0).contains(&d) && d <= bound * (1.0 + 1e-9) + 1e-300,
+                "eps={e} eg={eg}: {d} above the 3-fold DP bound {bound}"
             );
+            assert!(d <= prev * (1.0 + 1e-12), "eps={e} eg={eg}: {d} > {prev}");
+            if eg >= 3.0 * e {
+                assert_eq!(d, 0.0, "eps={e} eg={eg}");
+            }
+            prev = d;
         }
         let x = adaptive_epsilon(&seq, 1e-6).unwrap();
-        assert!(x.is_finite() && adaptive_delta(&seq, x).unwrap() <= 1e-6);
+        assert!(
+            x.is_finite() && adaptive_delta(&seq, x).unwrap() <= 1e-6,
+            "eps={e}"
+        );
+        if x > 0.0 {
+            let below = adaptive_delta(&seq, x * (1.0 - 1e-6)).unwrap();
+            assert!(
+                below > 1e-6,
+                "eps={e}: {x} is not the least ({below} at 1e-6 below)"
+            );
+        }
     }
 }
 

@@ -279,6 +279,20 @@ fn large_counts_and_extreme_eps_stay_finite() {
         assert!(e.is_finite() && e >= 0.0, "l={l} m={m} eps={eps}");
         let d = mixed_delta(l, m, eps, e).unwrap();
         assert!(!d.is_nan() && d <= 1e-6, "l={l} m={m} eps={eps}: {d}");
+        // The least such ε, and (each ε-BR mechanism being ε-DP) never above the optimal
+        // composition of l + m ε-DP mechanisms, the binomial closed form of `dp_delta`.
+        if e > 0.0 {
+            let below = mixed_delta(l, m, eps, e * (1.0 - 1e-9)).unwrap();
+            assert!(below > 1e-6, "l={l} m={m} eps={eps}: {e} is not the least");
+        }
+        for eg in [0.0, 0.3 * eps, eps, e] {
+            let mixed = mixed_delta(l, m, eps, eg).unwrap();
+            let dp = composition::dp_delta(l + m, eps, eg).unwrap();
+            assert!(
+                mixed <= dp * (1.0 + 1e-9) + 1e-300,
+                "l={l} m={m} eps={eps} eg={eg}: {mixed} above the DP bound {dp}"
+            );
+        }
     }
 }
 

@@ -152,8 +152,14 @@ fn ln_delta_is_finite_far_below_underflow() {
     );
 }
 
+/// Extreme k and ε: the inverse is safe and the least (a hair below it violates δ);
+/// for ε ≥ 50 with few uses δ(ε_g) is one binomial tail term written out here
+/// (`P(all k losses = +ε) = (e^ε/(1+e^ε))^k`, the only loss above kε − 2ε), and for huge k
+/// with small ε the k-fold randomized response is near its central limit, the Gaussian
+/// mechanism with μ = √k·ε (Dong, Su & Zhang 2021, Thm 5; docs/maths.md §3.1): ε within
+/// 1 % of the Gaussian's.
 #[test]
-fn very_large_k_and_eps_do_not_overflow() {
+fn very_large_k_and_eps_are_safe_tight_and_near_their_limits() {
     for &(k, eps) in &[
         (1u64 << 40, 1e-6),
         (10_000_000, 0.01),
@@ -163,7 +169,26 @@ fn very_large_k_and_eps_do_not_overflow() {
         let e = dp_epsilon(k, eps, 1e-6).unwrap();
         assert!(e.is_finite() && e > 0.0, "k={k} eps={eps}: {e}");
         let d = dp_delta(k, eps, e).unwrap();
-        assert!(d <= 1e-6 && !d.is_nan());
+        assert!(d <= 1e-6 && !d.is_nan(), "k={k} eps={eps}: {d}");
+        let below = dp_delta(k, eps, e * (1.0 - 1e-9)).unwrap();
+        assert!(
+            below > 1e-6,
+            "k={k} eps={eps}: {e} is not the least ({below})"
+        );
+        if k as f64 * eps * eps < 1e-2 || eps < 0.02 {
+            let mu = (k as f64).sqrt() * eps;
+            let g = densities::gaussian::gaussian_epsilon(1e-6, mu);
+            assert!(rel(e, g) < 1e-2, "k={k} eps={eps}: {e} vs the CLT's {g}");
+        }
+    }
+    // Few uses of a huge ε: between (k−2)ε and kε only the all-+ε outcome has a loss
+    // above ε_g, so δ(ε_g) = q^k (1 − e^{ε_g − kε}), q = 1/(1 + e^{−ε}).
+    for &(k, eps) in &[(3u64, 800.0f64), (2, 60.0)] {
+        let eg = (k as f64 - 1.0) * eps;
+        let q_k = -(k as f64) * (-eps).exp().ln_1p();
+        let want = q_k.exp() * -(eg - k as f64 * eps).exp_m1();
+        let got = dp_delta(k, eps, eg).unwrap();
+        assert!(rel(got, want) < 1e-12, "k={k} eps={eps}: {got} vs {want}");
     }
 }
 

@@ -39,11 +39,9 @@ use crate::grid::Grid;
 use crate::manifest::ParamsInput;
 use crate::registry::Kind;
 use crate::table::{Row, Table};
-use argmin::core::{CostFunction, Error as ArgminError, Executor};
-use argmin::solver::brent::BrentOpt;
+use composition::dp_epsilon;
 use composition::zcdp::{epsilon_bun_steinke, epsilon_cks};
-use composition::{dp_epsilon, dp_epsilon_approx};
-use densities::gaussian::{gaussian_delta, gaussian_epsilon};
+use densities::gaussian::gaussian_epsilon;
 use rayon::prelude::*;
 use serde::Deserialize;
 
@@ -247,18 +245,6 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     }))
 }
 
-struct ComposedCost<'a> {
-    f: &'a dyn Fn(f64) -> f64,
-}
-
-impl CostFunction for ComposedCost<'_> {
-    type Param = f64;
-    type Output = f64;
-    fn cost(&self, u: &f64) -> Result<f64, ArgminError> {
-        Ok((self.f)(*u))
-    }
-}
-
 /// The exact ε of `m` composed Laplace mechanisms with `μ = Δ∞/b` each, by the FFT
 /// accountant: `(optimistic, pessimistic)`; the exact value lies between.
 pub fn laplace_pld(s: &Setting, m: u64) -> Result<(f64, f64), String> {
@@ -288,7 +274,7 @@ pub fn epsilon(curve: Curve, s: &Setting, l0: u64, k: u64) -> Result<f64, String
         Curve::GaussianZcdpCks => epsilon_cks(rho, s.delta).map_err(|e| e.to_string()),
         Curve::GaussianAnalyticComposed => {
             let mu0 = s.linf * (l0 as f64).sqrt() / s.sigma;
-            analytic_composed(mu0, k, s.delta)
+            composition::dp::gaussian_via_dp_epsilon(mu0, k, s.delta).map_err(|e| e.to_string())
         }
         Curve::LaplacePld => laplace_pld(s, l0 * k).map(|(_, hi)| hi),
     };
@@ -297,39 +283,6 @@ pub fn epsilon(curve: Curve, s: &Setting, l0: u64, k: u64) -> Result<f64, String
         Ok(v) => Err(format!("{} gave {v}", curve.key())),
         Err(e) => Err(format!("{}: {e}", curve.key())),
     }
-}
-
-/// min over ε₀ of the optimal composition of k (ε₀, δ₀(ε₀))-DP mechanisms at `delta`,
-/// δ₀ the Gaussian profile at μ₀ (scan over ln ε₀, then Brent).
-fn analytic_composed(mu0: f64, k: u64, delta: f64) -> Result<f64, String> {
-    let total = |u: f64| -> f64 {
-        let e0 = u.exp();
-        let d0 = gaussian_delta(e0, mu0);
-        dp_epsilon_approx(k, e0, d0, delta).unwrap_or(f64::INFINITY)
-    };
-    let seeds: Vec<f64> = (0..=240).map(|j| -9.0 + 0.05 * j as f64).collect();
-    let vals: Vec<f64> = seeds.iter().map(|&u| total(u)).collect();
-    let (j, best) =
-        vals.iter().enumerate().fold(
-            (0, f64::INFINITY),
-            |acc, (j, &v)| if v < acc.1 { (j, v) } else { acc },
-        );
-    if !best.is_finite() {
-        return Err(format!(
-            "no per-release epsilon in [e^-9, e^3] reaches delta = {delta} after {k} releases"
-        ));
-    }
-    let lo = seeds[j.saturating_sub(1)];
-    let hi = seeds[(j + 1).min(seeds.len() - 1)];
-    let solver = BrentOpt::new(lo, hi).set_tolerance(1e-10, 1e-12);
-    let refined = Executor::new(ComposedCost { f: &total }, solver)
-        .configure(|st| st.max_iters(100))
-        .run()
-        .ok()
-        .and_then(|r| r.state().best_param)
-        .map(total)
-        .unwrap_or(f64::INFINITY);
-    Ok(best.min(refined))
 }
 
 impl Job for HistogramMechanisms {

@@ -48,10 +48,6 @@ fn fig1_bounded_noise_flattens_and_wins_at_large_k() {
     assert!(at(&bounded, kmax) < at(&g6, kmax));
 }
 
-fn ys(rows: &[&Row]) -> Vec<f64> {
-    rows.iter().map(|r| r.y).collect()
-}
-
 #[test]
 fn fig3_analytic_levels_off_where_classical_grows_like_one_over_epsilon() {
     let t = data("fig3");

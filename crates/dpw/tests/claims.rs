@@ -1131,3 +1131,53 @@ fn readme_fig20_truncated_laplacian_lies_on_laplace_for_small_k() {
     }
     assert!(largest < 1.2e-3 && largest > 1e-3, "{largest}");
 }
+
+/// fig15's matched-variance convention (Cesar & Rogers Section 6; docs/maths.md §3.4):
+/// the Laplace scale is the one whose variance is σ², found here by bisection on the
+/// variance of the Laplace density by Simpson quadrature (not from b = σ/√2); each changed
+/// count is then (Δ∞/b)-DP, and the Laplace series must be the optimal composition of
+/// Δ₀ of them (the binomial closed form, tested on its own in composition) to 1e-9.
+#[test]
+fn fig15_laplace_series_is_the_matched_variance_laplace() {
+    let (sigma, linf, delta) = (10.0f64, 1.0f64, 1e-6f64);
+    let variance = |b: f64| {
+        // ∫ x² e^{−|x|/b}/(2b) dx over [−60b, 60b] (the rest is below e^{−60}).
+        let (n, top) = (60_000, 60.0 * b);
+        let h = top / n as f64;
+        let mut s = 0.0;
+        for i in 0..=n {
+            let x = i as f64 * h;
+            let w = if i == 0 || i == n {
+                1.0
+            } else if i % 2 == 1 {
+                4.0
+            } else {
+                2.0
+            };
+            s += w * x * x * (-x / b).exp() / (2.0 * b);
+        }
+        2.0 * s * h / 3.0
+    };
+    let (mut lo, mut hi) = (0.1f64, 100.0f64);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if variance(mid) < sigma * sigma {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let b = 0.5 * (lo + hi);
+    let t = data("fig15");
+    let lap = series(&t, "main", "laplace_optimal_dp");
+    assert_eq!(lap.len(), 100);
+    for r in lap {
+        let l0 = r.x as u64;
+        let want = composition::dp_epsilon(l0, linf / b, delta).unwrap();
+        assert!(
+            (r.y / want - 1.0).abs() < 1e-9,
+            "l0 {l0}: {} vs {want} (b = {b})",
+            r.y
+        );
+    }
+}

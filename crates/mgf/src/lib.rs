@@ -7,6 +7,8 @@
 //! argument is sketched in the repository's `docs/maths.md` §1.4.
 //!
 //! # What is here
+//! - [`adaptive`]: [`adaptive::Transfer`], adaptive queries answerable from n samples by
+//!   bounded noise and by the Gaussian mechanism (Dagan & Kur, Figure 2).
 //! - [`quadrature`]: one-sided quadrature of `e^{−f}` for convex `f` (tangent and chord
 //!   bounds on each cell).
 //! - [`noise`]: [`BoundedNoise`], a bounded-noise density with certified bounds on its
@@ -45,6 +47,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod adaptive;
 pub mod certified;
 pub mod deviation;
 pub mod error;

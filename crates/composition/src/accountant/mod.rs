@@ -216,6 +216,13 @@ impl Accountant {
 
     /// Certified bracket of `δ(ε)` for `ε ≥ 0`.
     pub fn delta(&self, eps: f64) -> Result<Answer> {
+        self.delta_until(eps, f64::NEG_INFINITY)
+    }
+
+    /// As [`Self::delta`], but refinement also stops once `ln δ`'s upper end is at most
+    /// `ln_below`: the caller only needs this answer when it may exceed another one
+    /// whose lower end is `ln_below` (the two directions of a composition).
+    pub(crate) fn delta_until(&self, eps: f64, ln_below: f64) -> Result<Answer> {
         if !(eps.is_finite() && eps >= 0.0) {
             return Err(out_of_range("epsilon", eps, "[0, inf), finite"));
         }
@@ -275,6 +282,9 @@ impl Accountant {
                     ..a
                 });
             }
+            if hi <= ln_below {
+                return Ok(a);
+            }
             last = Some(a);
             d = self.align(d * (0.9 * (acc / width).sqrt()).clamp(0.1, 0.5));
         }
@@ -291,6 +301,12 @@ impl Accountant {
 
     /// As [`Self::epsilon`] with `ln δ` given (δ below `f64`'s range), `ln δ < 0`.
     pub fn epsilon_ln(&self, ln_delta: f64) -> Result<Answer> {
+        self.epsilon_ln_until(ln_delta, f64::NEG_INFINITY)
+    }
+
+    /// As [`Self::epsilon_ln`], but refinement also stops once the upper end is at most
+    /// `below` (see [`Self::delta_until`]).
+    pub(crate) fn epsilon_ln_until(&self, ln_delta: f64, below: f64) -> Result<Answer> {
         if !(ln_delta < 0.0 && ln_delta > -1e6) {
             return Err(out_of_range("ln delta", ln_delta, "(-1e6, 0)"));
         }
@@ -319,7 +335,7 @@ impl Accountant {
                 step: d,
                 accuracy_met: met,
             };
-            if met {
+            if met || hi <= below {
                 return Ok(a);
             }
             last = Some(a);

@@ -394,21 +394,23 @@ impl Composition {
         Ok(self)
     }
 
-    /// Certified bracket of ε(δ): the larger over the two directions.
+    /// Certified bracket of ε(δ): the larger over the two directions. The reverse
+    /// direction is refined only while it may exceed the forward one's lower end.
     pub fn epsilon(&self, delta: f64) -> crate::error::Result<super::Answer> {
         let a = self.forward.epsilon(delta)?;
         match &self.reverse {
             None => Ok(a),
-            Some(r) => Ok(max_answer(a, r.epsilon(delta)?)),
+            Some(r) => Ok(max_answer(a, r.epsilon_ln_until(delta.ln(), a.lower)?)),
         }
     }
 
-    /// Certified bracket of δ(ε): the larger over the two directions.
+    /// Certified bracket of δ(ε): the larger over the two directions (the reverse one
+    /// refined only while it may exceed the forward one).
     pub fn delta(&self, eps: f64) -> crate::error::Result<super::Answer> {
         let a = self.forward.delta(eps)?;
         match &self.reverse {
             None => Ok(a),
-            Some(r) => Ok(max_answer(a, r.delta(eps)?)),
+            Some(r) => Ok(max_answer(a, r.delta_until(eps, a.ln_lower)?)),
         }
     }
 }
@@ -435,8 +437,11 @@ impl Composition {
     }
 }
 
-/// The bracket of `max(x, y)` from brackets of x and y.
+/// The bracket of `max(x, y)` from brackets of x and y. Its accuracy is met when each
+/// side either met it or lies wholly below the other (then it does not move the max).
 fn max_answer(a: super::Answer, b: super::Answer) -> super::Answer {
+    let a_ok = a.accuracy_met || a.ln_upper <= b.ln_lower;
+    let b_ok = b.accuracy_met || b.ln_upper <= a.ln_lower;
     super::Answer {
         lower: a.lower.max(b.lower),
         estimate: a.estimate.max(b.estimate),
@@ -444,7 +449,7 @@ fn max_answer(a: super::Answer, b: super::Answer) -> super::Answer {
         ln_lower: a.ln_lower.max(b.ln_lower),
         ln_upper: a.ln_upper.max(b.ln_upper),
         step: a.step.min(b.step),
-        accuracy_met: a.accuracy_met && b.accuracy_met,
+        accuracy_met: a_ok && b_ok,
     }
 }
 

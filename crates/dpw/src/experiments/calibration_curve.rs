@@ -54,6 +54,7 @@ use densities::bounded::BoundedFamily;
 use densities::gaussian::analytic_sigma;
 use densities::truncated_laplace::TruncatedLaplace;
 use mgf::{certified_radius, BoundedNoise};
+use rayon::prelude::*;
 use serde::Deserialize;
 
 /// Registry entry.
@@ -699,17 +700,22 @@ impl Job for CalibrationCurve {
 
     fn run(&self, tick: &(dyn Fn() + Sync)) -> Result<Table, String> {
         let mut table = Table::new(self.extra_columns());
-        let mut found: Vec<(usize, f64, (f64, f64))> = Vec::new();
-        for (j, m) in self.mechanisms.iter().enumerate() {
-            for &x in &self.xs {
-                let pt = self.point(x);
+        // Points are independent: calibrate them on all cores (the accountant's own
+        // parallel parts share the same pool).
+        let points: Vec<(usize, f64)> = (0..self.mechanisms.len())
+            .flat_map(|j| self.xs.iter().map(move |&x| (j, x)))
+            .collect();
+        let found: Vec<(usize, f64, (f64, f64))> = points
+            .par_iter()
+            .map(|&(j, x)| {
+                let m = &self.mechanisms[j];
                 let th = self
-                    .calibrate(m, pt)
+                    .calibrate(m, self.point(x))
                     .map_err(|e| format!("{} at x = {x}: {e}", m.key))?;
-                found.push((j, x, th));
                 tick();
-            }
-        }
+                Ok((j, x, th))
+            })
+            .collect::<Result<_, String>>()?;
         for &metric in &self.metrics {
             for &(j, x, (lo, hi)) in &found {
                 let m = &self.mechanisms[j];

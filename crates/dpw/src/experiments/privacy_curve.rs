@@ -36,6 +36,7 @@ use crate::manifest::ParamsInput;
 use crate::registry::Kind;
 use crate::table::{Row, Table};
 use composition::accountant::{spec::accountant, MechanismKind, MechanismSpec, MAX_COUNT};
+use rayon::prelude::*;
 use serde::Deserialize;
 
 /// Registry entry.
@@ -303,125 +304,139 @@ impl Job for PrivacyCurve {
 
     fn run(&self, tick: &(dyn Fn() + Sync)) -> Result<Table, String> {
         let mut table = Table::new(self.extra_columns());
-        for (key, spec, meth) in &self.mechanisms {
-            for &x in &self.xs {
-                let mut s = spec.clone();
-                if self.vary == Vary::Count {
-                    s.count = (x as u64) * spec.count;
-                }
-                let (report_eps, given) = match self.vary {
-                    Vary::Count => match (self.delta, self.epsilon) {
-                        (Some(d), _) => (true, d),
-                        (_, Some(e)) => (false, e),
-                        _ => unreachable!("validated in prepare"),
-                    },
-                    Vary::Delta => (true, x),
-                    Vary::Epsilon => (false, x),
-                };
-                let (lo, mid, hi) = match meth {
-                    Method::Rdp => {
-                        let (sigma, q) = match s.kind {
-                            MechanismKind::Gaussian { sigma } => (sigma, 1.0),
-                            MechanismKind::SubsampledGaussian { sigma, q } => (sigma, q),
-                            _ => unreachable!("validated in prepare"),
-                        };
-                        let e = composition::rdp::subsampled_gaussian_epsilon(
-                            q,
-                            sigma / s.sensitivity,
-                            s.count,
-                            given,
-                        )
-                        .map_err(|e| format!("{key} at x = {x}: {e}"))?;
-                        (e, e, e)
-                    }
-                    Method::Zcdp => {
-                        let MechanismKind::Gaussian { sigma } = s.kind else {
-                            unreachable!("validated in prepare")
-                        };
-                        let rho = s.count as f64
-                            * composition::zcdp::gaussian_rho(s.sensitivity, sigma)
-                                .map_err(|e| format!("{key}: {e}"))?;
-                        let v = if report_eps {
-                            composition::zcdp::epsilon_cks(rho, given)
-                        } else {
-                            composition::zcdp::delta_cks(rho, given)
-                        }
-                        .map_err(|e| format!("{key} at x = {x}: {e}"))?;
-                        (v, v, v)
-                    }
-                    Method::OptimalDp => {
-                        let (e0, d0) = match s.kind {
-                            MechanismKind::RandomizedResponse { epsilon } => (epsilon, 0.0),
-                            MechanismKind::Laplace { scale } => (s.sensitivity / scale, 0.0),
-                            MechanismKind::TruncatedLaplace { epsilon, delta } => (epsilon, delta),
-                            _ => unreachable!("validated in prepare"),
-                        };
-                        let k = s.count;
-                        let v = match (report_eps, d0 > 0.0) {
-                            (true, false) => composition::dp_epsilon(k, e0, given),
-                            (true, true) => composition::dp_epsilon_approx(k, e0, d0, given),
-                            (false, false) => composition::dp_delta(k, e0, given),
-                            (false, true) => composition::dp_delta_approx(k, e0, d0, given),
-                        }
-                        .map_err(|e| format!("{key} at x = {x}: {e}"))?;
-                        (v, v, v)
-                    }
-                    Method::Concentration => {
-                        let k = s.count;
-                        let v = match s.kind {
-                            MechanismKind::RandomizedResponse { epsilon } => {
-                                composition::concentration_epsilon(k, 0, epsilon, &[], given)
-                            }
-                            MechanismKind::Laplace { scale } => composition::concentration_epsilon(
-                                k,
-                                0,
-                                s.sensitivity / scale,
-                                &[],
-                                given,
-                            ),
-                            MechanismKind::Gaussian { sigma } => {
-                                // k uses: mean k r²/2 and subgaussian τ² = k r² (r = Δ/σ).
-                                let r = s.sensitivity / sigma;
-                                let kf = k as f64;
-                                composition::Cdp::new(0.5 * kf * r * r, kf.sqrt() * r).and_then(
-                                    |c| composition::concentration_epsilon(0, 0, 1.0, &[c], given),
-                                )
-                            }
-                            _ => unreachable!("validated in prepare"),
-                        }
-                        .map_err(|e| format!("{key} at x = {x}: {e}"))?;
-                        (v, v, v)
-                    }
-                    Method::Pld => {
-                        let mut acc = accountant(std::slice::from_ref(&s))
-                            .map_err(|e| format!("{key}: {}", e.0))?;
-                        if let Some(a) = self.accuracy {
-                            acc = acc.with_accuracy(a).map_err(|e| format!("{key}: {e}"))?;
-                        }
-                        let a = if report_eps {
-                            acc.epsilon(given)
-                        } else {
-                            acc.delta(given)
-                        }
-                        .map_err(|e| format!("{key} at x = {x}: {e}"))?;
-                        (a.lower, a.estimate, a.upper)
-                    }
-                };
-                let (eps, delta) = if report_eps {
-                    (mid, given)
-                } else {
-                    (given, mid)
-                };
-                table.push(Row {
-                    panel: "main".into(),
-                    series: key.clone(),
-                    x,
-                    y: mid,
-                    extra: vec![lo, hi, s.count as f64, eps, delta],
-                });
+        // Points are independent: compute them on all cores (the accountant's own
+        // parallel parts share the same pool), then lay them out in order.
+        let points: Vec<(usize, f64)> = (0..self.mechanisms.len())
+            .flat_map(|j| self.xs.iter().map(move |&x| (j, x)))
+            .collect();
+        let rows: Vec<Row> = points
+            .par_iter()
+            .map(|&(j, x)| {
+                let row = self.row(j, x)?;
                 tick();
-            }
+                Ok(row)
+            })
+            .collect::<Result<_, String>>()?;
+        for row in rows {
+            table.push(row);
         }
         Ok(table)
+    }
+}
+
+impl PrivacyCurve {
+    /// One point: mechanism `j` of the list at grid value `x`.
+    fn row(&self, j: usize, x: f64) -> Result<Row, String> {
+        let (key, spec, meth) = &self.mechanisms[j];
+        let mut s = spec.clone();
+        if self.vary == Vary::Count {
+            s.count = (x as u64) * spec.count;
+        }
+        let (report_eps, given) = match self.vary {
+            Vary::Count => match (self.delta, self.epsilon) {
+                (Some(d), _) => (true, d),
+                (_, Some(e)) => (false, e),
+                _ => unreachable!("validated in prepare"),
+            },
+            Vary::Delta => (true, x),
+            Vary::Epsilon => (false, x),
+        };
+        let (lo, mid, hi) = match meth {
+            Method::Rdp => {
+                let (sigma, q) = match s.kind {
+                    MechanismKind::Gaussian { sigma } => (sigma, 1.0),
+                    MechanismKind::SubsampledGaussian { sigma, q } => (sigma, q),
+                    _ => unreachable!("validated in prepare"),
+                };
+                let e = composition::rdp::subsampled_gaussian_epsilon(
+                    q,
+                    sigma / s.sensitivity,
+                    s.count,
+                    given,
+                )
+                .map_err(|e| format!("{key} at x = {x}: {e}"))?;
+                (e, e, e)
+            }
+            Method::Zcdp => {
+                let MechanismKind::Gaussian { sigma } = s.kind else {
+                    unreachable!("validated in prepare")
+                };
+                let rho = s.count as f64
+                    * composition::zcdp::gaussian_rho(s.sensitivity, sigma)
+                        .map_err(|e| format!("{key}: {e}"))?;
+                let v = if report_eps {
+                    composition::zcdp::epsilon_cks(rho, given)
+                } else {
+                    composition::zcdp::delta_cks(rho, given)
+                }
+                .map_err(|e| format!("{key} at x = {x}: {e}"))?;
+                (v, v, v)
+            }
+            Method::OptimalDp => {
+                let (e0, d0) = match s.kind {
+                    MechanismKind::RandomizedResponse { epsilon } => (epsilon, 0.0),
+                    MechanismKind::Laplace { scale } => (s.sensitivity / scale, 0.0),
+                    MechanismKind::TruncatedLaplace { epsilon, delta } => (epsilon, delta),
+                    _ => unreachable!("validated in prepare"),
+                };
+                let k = s.count;
+                let v = match (report_eps, d0 > 0.0) {
+                    (true, false) => composition::dp_epsilon(k, e0, given),
+                    (true, true) => composition::dp_epsilon_approx(k, e0, d0, given),
+                    (false, false) => composition::dp_delta(k, e0, given),
+                    (false, true) => composition::dp_delta_approx(k, e0, d0, given),
+                }
+                .map_err(|e| format!("{key} at x = {x}: {e}"))?;
+                (v, v, v)
+            }
+            Method::Concentration => {
+                let k = s.count;
+                let v = match s.kind {
+                    MechanismKind::RandomizedResponse { epsilon } => {
+                        composition::concentration_epsilon(k, 0, epsilon, &[], given)
+                    }
+                    MechanismKind::Laplace { scale } => {
+                        composition::concentration_epsilon(k, 0, s.sensitivity / scale, &[], given)
+                    }
+                    MechanismKind::Gaussian { sigma } => {
+                        // k uses: mean k r²/2 and subgaussian τ² = k r² (r = Δ/σ).
+                        let r = s.sensitivity / sigma;
+                        let kf = k as f64;
+                        composition::Cdp::new(0.5 * kf * r * r, kf.sqrt() * r).and_then(|c| {
+                            composition::concentration_epsilon(0, 0, 1.0, &[c], given)
+                        })
+                    }
+                    _ => unreachable!("validated in prepare"),
+                }
+                .map_err(|e| format!("{key} at x = {x}: {e}"))?;
+                (v, v, v)
+            }
+            Method::Pld => {
+                let mut acc =
+                    accountant(std::slice::from_ref(&s)).map_err(|e| format!("{key}: {}", e.0))?;
+                if let Some(a) = self.accuracy {
+                    acc = acc.with_accuracy(a).map_err(|e| format!("{key}: {e}"))?;
+                }
+                let a = if report_eps {
+                    acc.epsilon(given)
+                } else {
+                    acc.delta(given)
+                }
+                .map_err(|e| format!("{key} at x = {x}: {e}"))?;
+                (a.lower, a.estimate, a.upper)
+            }
+        };
+        let (eps, delta) = if report_eps {
+            (mid, given)
+        } else {
+            (given, mid)
+        };
+        Ok(Row {
+            panel: "main".into(),
+            series: key.clone(),
+            x,
+            y: mid,
+            extra: vec![lo, hi, s.count as f64, eps, delta],
+        })
     }
 }

@@ -154,10 +154,30 @@ pub fn certified_shifted_noise_delta<F: Fn(f64) -> f64>(
     tail_total: f64,
     eta: f64,
 ) -> Result<f64> {
+    certified_shifted_noise_delta_from(
+        None, ln_pdf, support, k, epsilon, radius, step, tail_total, eta,
+    )
+}
+
+/// [`certified_shifted_noise_delta`] with the noise's quadrature taken from `base` when
+/// given (see `shifted_noise::base_noise`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn certified_shifted_noise_delta_from<F: Fn(f64) -> f64>(
+    base: Option<&LogConcaveNoise<&F>>,
+    ln_pdf: &F,
+    support: (f64, f64),
+    k: u64,
+    epsilon: f64,
+    radius: f64,
+    step: f64,
+    tail_total: f64,
+    eta: f64,
+) -> Result<f64> {
     if !(eta > 0.0 && eta < 1.0) {
         return Err(out_of_range("eta", eta, "(0, 1)"));
     }
     let Some((noise, one)) = per_query(
+        base,
         ln_pdf,
         support,
         k,

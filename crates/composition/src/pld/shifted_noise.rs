@@ -38,10 +38,46 @@ pub fn shifted_noise_delta<F: Fn(f64) -> f64>(
     bound: Bound,
     tail_total: f64,
 ) -> Result<f64> {
-    match per_query(ln_pdf, support, k, epsilon, radius, step, bound, tail_total)? {
+    shifted_noise_delta_from(
+        None, ln_pdf, support, k, epsilon, radius, step, bound, tail_total,
+    )
+}
+
+/// [`shifted_noise_delta`] with the noise's quadrature taken from `base` (built by
+/// [`base_noise`] for the same `ln_pdf` and `support`) when given.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn shifted_noise_delta_from<F: Fn(f64) -> f64>(
+    base: Option<&LogConcaveNoise<&F>>,
+    ln_pdf: &F,
+    support: (f64, f64),
+    k: u64,
+    epsilon: f64,
+    radius: f64,
+    step: f64,
+    bound: Bound,
+    tail_total: f64,
+) -> Result<f64> {
+    match per_query(
+        base, ln_pdf, support, k, epsilon, radius, step, bound, tail_total,
+    )? {
         None => Ok(1.0),
         Some((_, one)) => one.self_compose(k)?.delta(epsilon),
     }
+}
+
+/// The noise of `ln_pdf` on `support` (its finite part) with its quadrature, for
+/// [`per_query`] to reuse at every radius of a search (the shift is set there).
+pub(super) fn base_noise<F: Fn(f64) -> f64>(
+    ln_pdf: &F,
+    support: (f64, f64),
+) -> Result<LogConcaveNoise<&F>> {
+    LogConcaveNoise::with_accuracy(
+        ln_pdf,
+        finite_part(ln_pdf, support),
+        1.0,
+        NOISE_RTOL,
+        NOISE_NODES,
+    )
 }
 
 /// The part of `support` where `ln_pdf` is above `ln_pdf(mid) − 1e6` (an interval, by
@@ -86,8 +122,9 @@ pub(super) fn finite_part<F: Fn(f64) -> f64>(ln_pdf: &F, support: (f64, f64)) ->
 /// One query's noise model and discretised loss at radius R, or `None` when the shift
 /// `1/R` exceeds the support (disjoint supports: every output separates them, δ = 1).
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-pub(super) fn per_query<F: Fn(f64) -> f64>(
-    ln_pdf: &F,
+pub(super) fn per_query<'f, F: Fn(f64) -> f64>(
+    base: Option<&LogConcaveNoise<&'f F>>,
+    ln_pdf: &'f F,
     support: (f64, f64),
     k: u64,
     epsilon: f64,
@@ -95,19 +132,22 @@ pub(super) fn per_query<F: Fn(f64) -> f64>(
     step: f64,
     bound: Bound,
     tail_total: f64,
-) -> Result<Option<(LogConcaveNoise<&F>, PrivacyLoss)>> {
+) -> Result<Option<(LogConcaveNoise<&'f F>, PrivacyLoss)>> {
     check_common(k, epsilon, radius, tail_total)?;
     let s = 1.0 / radius;
     if s >= support.1 - support.0 {
         return Ok(None);
     }
-    let noise = LogConcaveNoise::with_accuracy(
-        ln_pdf,
-        finite_part(ln_pdf, support),
-        s,
-        NOISE_RTOL,
-        NOISE_NODES,
-    )?;
+    let noise = match base {
+        Some(b) => b.with_shift(s),
+        None => LogConcaveNoise::with_accuracy(
+            ln_pdf,
+            finite_part(ln_pdf, support),
+            s,
+            NOISE_RTOL,
+            NOISE_NODES,
+        )?,
+    };
     let cfg = PldConfig::new(step, bound)?.with_tail(tail_total / k as f64)?;
     let one = PrivacyLoss::from_model(&noise, &cfg)?;
     Ok(Some((noise, one)))

@@ -1167,3 +1167,58 @@ impl<F: Fn(f64) -> f64> LossModel for LogConcaveNoise<F> {
         Some((bottom.min(top), top))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// [`bracket_loss`] against plain bisection to adjacent floats ([`bisect_loss`] with no
+    /// width): on smooth decreasing losses, one with `+∞` at the left end like the bounded
+    /// noise's, its bracket holds `ℓ(yl) > t ≥ ℓ(yr)`, is at most the asked width, contains
+    /// the bisection's root, and costs far fewer evaluations.
+    #[test]
+    fn bracket_loss_brackets_the_root_to_the_width_in_few_evaluations() {
+        let calls = Cell::new(0usize);
+        let losses: [(&str, Box<dyn Fn(f64) -> f64>); 3] = [
+            ("linear", Box::new(|y: f64| 1.0 - 2.0 * y)),
+            ("cubic", Box::new(|y: f64| -y * y * y - y)),
+            (
+                "log-barrier",
+                Box::new(|y: f64| {
+                    if y <= -1.0 {
+                        f64::INFINITY
+                    } else {
+                        -(1.0 + y).ln() - 3.0 * y
+                    }
+                }),
+            ),
+        ];
+        for (name, l) in &losses {
+            let loss = |y: f64| {
+                calls.set(calls.get() + 1);
+                l(y)
+            };
+            let (a, b) = (-1.0, 1.0);
+            let (mut ours, mut plain) = (0, 0);
+            for i in 0..200 {
+                let t = loss(b) + (i as f64 + 0.5) / 200.0 * (loss(-0.999) - loss(b));
+                for width in [1e-6, 1e-12] {
+                    calls.set(0);
+                    let (yl, yr) = bracket_loss(&loss, t, a, b, width);
+                    ours += calls.get();
+                    calls.set(0);
+                    let (pl, pr) = bisect_loss(&loss, t, a, b, 0.0);
+                    plain += calls.get();
+                    assert!(loss(yl) > t && t >= loss(yr), "{name} t {t}: [{yl}, {yr}]");
+                    assert!(yr - yl <= width, "{name} t {t}: width {}", yr - yl);
+                    assert!(yl <= pl && pr <= yr, "{name} t {t}: misses [{pl}, {pr}]");
+                }
+            }
+            assert!(
+                2 * ours < plain,
+                "{name}: {ours} evaluations against {plain}"
+            );
+        }
+    }
+}

@@ -76,18 +76,20 @@ impl Power {
 /// `Σ_i |x_i + sign·w_i|^p` with the power chosen by the closure (monomorphised per
 /// exponent; four accumulators so the adds pipeline).
 #[inline(always)]
+// `sign` is −1, 0 or 1, so `sign·w` is exact and `x + sign·w` rounds once, as a fused
+// multiply-add would (which, without a target FMA feature, is a slow library call).
 fn shifted_sum<F: Fn(f64) -> f64>(x: &[f64], w: &[f64], sign: f64, f: F) -> f64 {
     let mut acc = [0.0f64; 4];
     let mut xs = x.chunks_exact(4);
     let mut ws = w.chunks_exact(4);
     for (xc, wc) in (&mut xs).zip(&mut ws) {
         for j in 0..4 {
-            acc[j] += f(sign.mul_add(wc[j], xc[j]));
+            acc[j] += f(xc[j] + sign * wc[j]);
         }
     }
     let mut tail = 0.0;
     for (a, b) in xs.remainder().iter().zip(ws.remainder()) {
-        tail += f(sign.mul_add(*b, *a));
+        tail += f(*a + sign * *b);
     }
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }

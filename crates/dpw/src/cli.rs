@@ -10,6 +10,7 @@ use crate::output::{write_table, FigurePaths};
 use crate::run::{compute, run_all};
 use crate::table::Table;
 use clap::{Parser, Subcommand};
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -315,8 +316,12 @@ pub fn check_all_against(
     let tmp = tempfile::tempdir()
         .map_err(|e| DpwError::Failure(format!("cannot create a temporary directory: {e}")))?;
     let mut failed = 0usize;
-    for m in manifests {
-        let (fig, _) = compute(m)?;
+    // Computed concurrently (as `dpw run` does), compared in order.
+    let figures: Vec<_> = manifests
+        .par_iter()
+        .map(compute)
+        .collect::<Result<_, _>>()?;
+    for (m, (fig, _)) in manifests.iter().zip(figures) {
         let paths = FigurePaths::new(tmp.path(), &m.id);
         write_table(&paths.csv, &fig.table)
             .map_err(|e| DpwError::Failure(format!("{}: {e}", m.file)))?;

@@ -6,9 +6,11 @@
 use crate::error::DpwError;
 use crate::manifest::Manifest;
 use crate::output::{check_out_dir, write_set, FigurePaths, RenderedFigure};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
 use std::io::IsTerminal;
 use std::path::Path;
+use std::sync::OnceLock;
 use std::time::Instant;
 
 /// Computes and renders one figure, printing `<id>: computing N points…` on stdout and
@@ -17,14 +19,7 @@ pub fn compute(m: &Manifest) -> Result<(RenderedFigure, f64), DpwError> {
     let start = Instant::now();
     let n = m.job.work_items();
     println!("{}: computing {n} points…", m.id);
-    let bar = ProgressBar::with_draw_target(
-        Some(n as u64),
-        if std::io::stderr().is_terminal() {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        },
-    );
+    let bar = bars().add(ProgressBar::new(n as u64));
     if let Ok(style) = ProgressStyle::with_template("{prefix}: [{bar:30}] {pos}/{len} {elapsed}") {
         bar.set_style(style.progress_chars("=> "));
     }
@@ -46,6 +41,7 @@ pub fn compute(m: &Manifest) -> Result<(RenderedFigure, f64), DpwError> {
             _ => fail(e),
         })?;
     bar.finish_and_clear();
+    bars().remove(&bar);
     if table.rows().is_empty() {
         // Accepted values that leave nothing computable (e.g. the classical Gaussian's
         // ε < 1 on a grid of ε ≥ 1): refused like bad input, nothing written.
@@ -77,6 +73,19 @@ pub fn compute(m: &Manifest) -> Result<(RenderedFigure, f64), DpwError> {
         RenderedFigure { table, svg, png },
         start.elapsed().as_secs_f64(),
     ))
+}
+
+/// The progress bars of the figures being computed (several at once), drawn on stderr
+/// when it is a terminal.
+fn bars() -> &'static MultiProgress {
+    static BARS: OnceLock<MultiProgress> = OnceLock::new();
+    BARS.get_or_init(|| {
+        MultiProgress::with_draw_target(if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        })
+    })
 }
 
 /// Four significant digits, without trailing zeros.
@@ -121,10 +130,14 @@ pub fn run_all(manifests: &[Manifest], out: &Path) -> Result<Vec<FigurePaths>, D
         key: "--out".into(),
         message,
     })?;
-    let mut done = Vec::with_capacity(manifests.len());
-    for m in manifests {
-        done.push(compute(m)?);
-    }
+    // Figures are computed concurrently (each also splits its own points across the
+    // cores): a figure's serial stretches leave a core that the next figure fills. Each
+    // figure's time is its own wall time, so overlapping figures' times add up to more
+    // than the total.
+    let done: Vec<(RenderedFigure, f64)> = manifests
+        .par_iter()
+        .map(compute)
+        .collect::<Result<_, _>>()?;
     let write_start = Instant::now();
     let figures: Vec<(&str, &RenderedFigure)> = ids
         .iter()

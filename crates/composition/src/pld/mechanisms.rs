@@ -1180,7 +1180,8 @@ mod tests {
     #[test]
     fn bracket_loss_brackets_the_root_to_the_width_in_few_evaluations() {
         let calls = Cell::new(0usize);
-        let losses: [(&str, Box<dyn Fn(f64) -> f64>); 3] = [
+        type Loss = Box<dyn Fn(f64) -> f64>;
+        let losses: [(&str, Loss); 3] = [
             ("linear", Box::new(|y: f64| 1.0 - 2.0 * y)),
             ("cubic", Box::new(|y: f64| -y * y * y - y)),
             (

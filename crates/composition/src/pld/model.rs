@@ -38,6 +38,11 @@ pub trait LossModel {
     /// `tail` (`None` when there is no atomless part). Only a hint for the grid range:
     /// the mass actually cut is evaluated with [`Self::continuous_sf`] and accounted for.
     fn continuous_range(&self, tail: f64) -> Option<(f64, f64)>;
+    /// [`Self::continuous_sf`] at each of `ts` (ascending): a model may share work
+    /// between neighbouring points (the discretisation asks for every grid edge).
+    fn continuous_sf_many(&self, ts: &[f64]) -> Vec<Interval> {
+        ts.iter().map(|&t| self.continuous_sf(t)).collect()
+    }
 }
 
 /// Largest index magnitude accepted on the grid.
@@ -201,9 +206,8 @@ pub(crate) fn discretise(model: &dyn LossModel, cfg: &PldConfig) -> Result<Priva
             Bound::Upper => {
                 let ia = up_index(a, d)?.0;
                 let ib = up_index(b, d)?.0.max(ia);
-                let mut s: Vec<f64> = (ia..=ib)
-                    .map(|i| model.continuous_sf(i as f64 * d).hi)
-                    .collect();
+                let ts: Vec<f64> = (ia..=ib).map(|i| i as f64 * d).collect();
+                let mut s: Vec<f64> = model.continuous_sf_many(&ts).iter().map(|v| v.hi).collect();
                 for k in (0..s.len().saturating_sub(1)).rev() {
                     s[k] = s[k].max(s[k + 1]);
                 }
@@ -218,9 +222,8 @@ pub(crate) fn discretise(model: &dyn LossModel, cfg: &PldConfig) -> Result<Priva
             Bound::Lower => {
                 let ia = down_index(a, d)?.0;
                 let ib = down_index(b, d)?.0.max(ia);
-                let mut s: Vec<f64> = (ia..=ib)
-                    .map(|i| model.continuous_sf(i as f64 * d).lo)
-                    .collect();
+                let ts: Vec<f64> = (ia..=ib).map(|i| i as f64 * d).collect();
+                let mut s: Vec<f64> = model.continuous_sf_many(&ts).iter().map(|v| v.lo).collect();
                 let tot = check_mass("continuous mass", total.lo)?;
                 s[0] = s[0].min(tot);
                 for k in 1..s.len() {
@@ -237,8 +240,11 @@ pub(crate) fn discretise(model: &dyn LossModel, cfg: &PldConfig) -> Result<Priva
                 let ia = index_of("loss/step", (a / d).round())? as i64;
                 let ib = (index_of("loss/step", (b / d).round())? as i64).max(ia);
                 // Edges (i + ½)Δ between bin i and i + 1.
-                let mut s: Vec<f64> = (ia..=ib)
-                    .map(|i| model.continuous_sf((i as f64 + 0.5) * d).mid())
+                let ts: Vec<f64> = (ia..=ib).map(|i| (i as f64 + 0.5) * d).collect();
+                let mut s: Vec<f64> = model
+                    .continuous_sf_many(&ts)
+                    .iter()
+                    .map(|v| v.mid())
                     .collect();
                 for k in (0..s.len().saturating_sub(1)).rev() {
                     s[k] = s[k].max(s[k + 1]);

@@ -1200,13 +1200,15 @@ impl<F: Fn(f64) -> f64> LossModel for LogConcaveNoise<F> {
                 let (mut bb, mut lbb) = (b, lb);
                 let mut a = (b - h).max(y0);
                 let mut la = loss(a);
-                while !(la > t) && a > y0 {
+                // (`> t` is false for NaN too: such a point is not a left end.)
+                let above = |l: f64| l.partial_cmp(&t) == Some(std::cmp::Ordering::Greater);
+                while !above(la) && a > y0 {
                     (bb, lbb) = (a, la);
                     h *= 4.0;
                     a = (b - h).max(y0);
                     la = loss(a);
                 }
-                if !(la > t) {
+                if !above(la) {
                     // ℓ(y0) > t was checked: y0 itself is a left end.
                     (a, la) = (y0, l0);
                 }

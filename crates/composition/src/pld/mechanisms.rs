@@ -315,15 +315,9 @@ impl LossModel for TruncatedLaplaceLoss {
 // ---------------------------------------------------------------------------------------
 
 /// Bisection for `y*(t)`: returns `[yl, yr]` with `ℓ(yl) > t ≥ ℓ(yr)` (as evaluated),
-/// at most `min_width` apart (or adjacent floats, or 200 halvings), for `ℓ` non-increasing
-/// on `[a, b]` with `ℓ(a) > t ≥ ℓ(b)`.
-fn bisect_loss(
-    loss: &dyn Fn(f64) -> f64,
-    t: f64,
-    mut a: f64,
-    mut b: f64,
-    min_width: f64,
-) -> (f64, f64) {
+/// adjacent floats or 200 halvings apart, for `ℓ` non-increasing on `[a, b]` with
+/// `ℓ(a) > t ≥ ℓ(b)`.
+fn bisect_loss(loss: &dyn Fn(f64) -> f64, t: f64, mut a: f64, mut b: f64) -> (f64, f64) {
     // Regula falsi with the Illinois modification, keeping `loss(a) > t ≥ loss(b)` at
     // every step and bisecting whenever a step fails to halve the bracket: it ends on the
     // adjacent floats bisection ends on, in a fraction of the loss evaluations.
@@ -332,7 +326,7 @@ fn bisect_loss(
     for _ in 0..200 {
         let w = b - a;
         let mid = a + 0.5 * w;
-        if mid <= a || mid >= b || w <= min_width {
+        if mid <= a || mid >= b {
             break;
         }
         let falsi = if ga.is_finite() && gb.is_finite() && ga > gb {
@@ -665,7 +659,7 @@ impl<D: Continuous + ContinuousCdf> LossModel for ShiftedNoise<D> {
             let lo = (self.noise.cdf(b) - f0).max(0.0);
             return Interval::new(lo, total);
         }
-        let (yl, yr) = bisect_loss(&loss, t, a, b, 0.0);
+        let (yl, yr) = bisect_loss(&loss, t, a, b);
         let lo = (self.noise.cdf(yl) - f0).max(0.0);
         let hi = (self.noise.cdf(yr) - f0).max(0.0);
         Interval::new(lo, hi.max(lo))
@@ -1350,7 +1344,7 @@ mod tests {
                     let (yl, yr) = bracket_loss(&loss, t, a, b, width);
                     ours += calls.get();
                     calls.set(0);
-                    let (pl, pr) = bisect_loss(&loss, t, a, b, 0.0);
+                    let (pl, pr) = bisect_loss(&loss, t, a, b);
                     plain += calls.get();
                     assert!(loss(yl) > t && t >= loss(yr), "{name} t {t}: [{yl}, {yr}]");
                     assert!(yr - yl <= width, "{name} t {t}: width {}", yr - yl);

@@ -69,6 +69,7 @@ pub mod br;
 pub mod concentration;
 pub mod dp;
 pub mod error;
+pub(crate) mod fft_plans;
 pub(crate) mod invert;
 pub mod mixed;
 pub(crate) mod optimize;

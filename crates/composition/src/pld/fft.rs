@@ -5,7 +5,6 @@
 
 use super::U;
 use rustfft::num_complex::Complex;
-use rustfft::FftPlanner;
 
 /// A computed law and a bound on the ℓ1 norm of its floating-point error.
 pub(crate) struct Conv {
@@ -75,9 +74,7 @@ pub(crate) fn convolve(a: &[f64], b: &[f64]) -> Conv {
         };
     }
     let n = fast_len(lc);
-    let mut planner = FftPlanner::<f64>::new();
-    let fwd = planner.plan_fft_forward(n);
-    let inv = planner.plan_fft_inverse(n);
+    let (fwd, inv) = crate::fft_plans::forward_inverse(n);
     let mut z = vec![Complex::new(0.0, 0.0); n];
     for (i, v) in z.iter_mut().enumerate() {
         let re = if i < la { a[i] } else { 0.0 };
@@ -117,9 +114,7 @@ pub(crate) fn convolve(a: &[f64], b: &[f64]) -> Conv {
 pub(crate) fn power_circular(x: &[f64], k: u64, n: usize) -> Conv {
     let kf = k as f64;
     let (n1x, _) = norms(x);
-    let mut planner = FftPlanner::<f64>::new();
-    let fwd = planner.plan_fft_forward(n);
-    let inv = planner.plan_fft_inverse(n);
+    let (fwd, inv) = crate::fft_plans::forward_inverse(n);
     let mut z = vec![Complex::new(0.0, 0.0); n];
     // Inputs longer than n are folded mod n (circular convolution commutes with folding).
     for (i, &xi) in x.iter().enumerate() {

@@ -1,0 +1,87 @@
+//! FFT plans shared by every transform in the crate.
+//!
+//! Planning a mixed-radix transform (twiddle tables, the AVX butterfly tree) cost as much
+//! as the transforms themselves when each call built its own planner: fig18 spent a quarter
+//! of its time there. The lengths used are `2^a·3^b` ([`crate::pld::fft`]), so a handful of
+//! plans serve a whole run; they are built once and shared by all threads.
+//!
+//! Each length's pair is built by a fresh planner, exactly as an uncached call would: one
+//! planner shared by all lengths picks sub-transforms from what it has already built, so
+//! the rounding of a transform (and fig19's radii, at the 1e-5 level) would depend on
+//! which lengths other figures happened to plan first.
+
+use rustfft::{Fft, FftPlanner};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+type Plan = Arc<dyn Fft<f64>>;
+
+fn cache() -> &'static Mutex<HashMap<usize, (Plan, Plan)>> {
+    static CACHE: OnceLock<Mutex<HashMap<usize, (Plan, Plan)>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The forward and inverse transforms of length `n` (built on first use, then cached).
+pub(crate) fn forward_inverse(n: usize) -> (Plan, Plan) {
+    // A poisoned lock only means another thread panicked while inserting; the map holds
+    // complete entries only, so keep using it.
+    if let Some(p) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&n) {
+        return p.clone();
+    }
+    // Planned outside the lock; two threads may both plan a new length, which only
+    // wastes one plan (both are identical).
+    let mut planner = FftPlanner::<f64>::new();
+    let pair = (planner.plan_fft_forward(n), planner.plan_fft_inverse(n));
+    cache()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(n)
+        .or_insert(pair)
+        .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustfft::num_complex::Complex;
+
+    /// After many other lengths have been planned (in an order that lets a shared planner
+    /// reuse sub-transforms), every cached transform rounds exactly as a fresh planner's:
+    /// the figures' numbers cannot depend on what else ran in the same process.
+    #[test]
+    fn cached_transforms_round_exactly_as_fresh_ones() {
+        // Every 2^a·3^b from 64 to 2^18 (the lengths `fast_len` hands out).
+        let mut lens: Vec<usize> = Vec::new();
+        let mut p3 = 1usize;
+        while p3 <= 1 << 18 {
+            let mut v = p3;
+            while v <= 1 << 18 {
+                if v >= 64 {
+                    lens.push(v);
+                }
+                v *= 2;
+            }
+            p3 *= 3;
+        }
+        lens.sort_unstable();
+        for &n in lens.iter().rev() {
+            forward_inverse(n);
+        }
+        for &n in &lens {
+            let x: Vec<Complex<f64>> = (0..n)
+                .map(|i| Complex::new((i as f64 * 0.37).sin().abs(), 0.0))
+                .collect();
+            let (fwd, inv) = forward_inverse(n);
+            let mut fresh = FftPlanner::<f64>::new();
+            let (f2, i2) = (fresh.plan_fft_forward(n), fresh.plan_fft_inverse(n));
+            let (mut a, mut b) = (x.clone(), x.clone());
+            fwd.process(&mut a);
+            f2.process(&mut b);
+            inv.process(&mut a);
+            i2.process(&mut b);
+            for (p, q) in a.iter().zip(&b) {
+                assert!(p.re.to_bits() == q.re.to_bits() && p.im.to_bits() == q.im.to_bits());
+            }
+        }
+    }
+}

@@ -123,7 +123,16 @@ impl LossMesh {
         for ((&s, &d), &w) in self.sum.iter().zip(&self.diff).zip(&self.weight) {
             let u = 0.5 * theta * s;
             let v = 0.5 * theta * d;
-            let e = 2.0 * (u.exp_m1() * v.cosh() + 2.0 * (0.5 * v).sinh().powi(2));
+            // E = 2(e^U cosh V − 1) = 2(expm1(U)(1 + q) + q) with q = cosh V − 1 =
+            // expm1(V)²/(2e^V): two expm1 calls, every term non-negative (U, V ≥ 0), so
+            // each summand is within ~10 ulps, far inside ROUNDING_SLACK.
+            let em = v.exp_m1();
+            let e = if em.is_finite() {
+                let q = 0.5 * em * (em / (1.0 + em));
+                2.0 * (u.exp_m1() * (1.0 + q) + q)
+            } else {
+                f64::INFINITY
+            };
             total += e * w;
         }
         total * (1.0 + ROUNDING_SLACK)

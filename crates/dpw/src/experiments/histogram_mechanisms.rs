@@ -44,6 +44,7 @@ use composition::zcdp::{epsilon_bun_steinke, epsilon_cks};
 use densities::gaussian::gaussian_epsilon;
 use rayon::prelude::*;
 use serde::Deserialize;
+use std::collections::HashMap;
 
 /// Registry entry.
 pub const KIND: Kind = Kind {
@@ -311,19 +312,41 @@ impl Job for HistogramMechanisms {
             .iter()
             .flat_map(|&c| self.points.iter().map(move |&p| (c, p)))
             .collect();
+        // The exact accountant depends on l0·k only, and the panels share many products
+        // (fig18's rounds panel repeats its l0 panel): each distinct one is composed once.
+        let mut products: Vec<u64> = jobs
+            .iter()
+            .filter(|(c, _)| *c == Curve::LaplacePld)
+            .map(|(_, (_, _, l0, k))| l0 * k)
+            .collect();
+        let pld_jobs = products.len();
+        products.sort_unstable();
+        products.dedup();
+        let pld: HashMap<u64, Result<(f64, f64), String>> = products
+            .par_iter()
+            .map(|&m| {
+                let v = laplace_pld(&self.setting, m);
+                tick();
+                (m, v)
+            })
+            .collect();
+        for _ in products.len()..pld_jobs {
+            tick();
+        }
         let values: Vec<(f64, f64, f64)> = jobs
             .par_iter()
             .map(|&(c, (pi, x, l0, k))| {
                 let v = if c == Curve::LaplacePld {
-                    laplace_pld(&self.setting, l0 * k).map(|(lo, hi)| (hi, lo, hi))
+                    pld[&(l0 * k)].clone().map(|(lo, hi)| (hi, lo, hi))
                 } else {
-                    epsilon(c, &self.setting, l0, k).map(|v| (v, v, v))
+                    let v = epsilon(c, &self.setting, l0, k).map(|v| (v, v, v));
+                    tick();
+                    v
                 }
                 // A point the accepted ranges let through but no calibration reaches
                 // (e.g. l0_sensitivity 1e6 over 20 releases) is bad input of that panel:
                 // exit 2 with the key, not exit 1.
                 .map_err(|e| format!("params.panels[{pi}]: at x = {x}: {e}"));
-                tick();
                 v
             })
             .collect::<Result<_, _>>()?;

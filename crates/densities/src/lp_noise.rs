@@ -837,17 +837,46 @@ impl LlrSamples {
 /// assert_eq!(l.null().len(), 1000);
 /// ```
 pub fn llr_samples(noise: &LpNoise, v: &[f64], mc: MonteCarlo) -> Result<LlrSamples, DensityError> {
-    noise.check_len("v.len()", v.len())?;
-    for &vi in v {
-        check_open("v", vi, f64::NEG_INFINITY, f64::INFINITY, "finite entries")?;
+    let mut out = llr_samples_many(noise, &[v], mc)?;
+    Ok(out.pop().expect("one direction in, one out"))
+}
+
+/// [`llr_samples`] for several shifts `v` on the same draws (common random numbers): entry
+/// `j` is exactly what `llr_samples(noise, vs[j], mc)` returns, while the noise, the costly
+/// part, is drawn once for all of them.
+///
+/// Errors: as [`llr_samples`], for any `v`.
+///
+/// ```
+/// use densities::lp_noise::{llr_samples, llr_samples_many, LpNoise, MonteCarlo};
+/// let n = LpNoise::normalised(2, 1.0, 1.0).unwrap();
+/// let mc = MonteCarlo::new(500, 7).unwrap();
+/// let both = llr_samples_many(&n, &[&[1.0, 0.0], &[0.6, 0.8]], mc).unwrap();
+/// assert_eq!(both[1], llr_samples(&n, &[0.6, 0.8], mc).unwrap());
+/// ```
+pub fn llr_samples_many(
+    noise: &LpNoise,
+    vs: &[&[f64]],
+    mc: MonteCarlo,
+) -> Result<Vec<LlrSamples>, DensityError> {
+    for v in vs {
+        noise.check_len("v.len()", v.len())?;
+        for &vi in v.iter() {
+            check_open("v", vi, f64::NEG_INFINITY, f64::INFINITY, "finite entries")?;
+        }
     }
     let d = noise.d;
-    let w: Vec<f64> = v.iter().map(|vi| vi / noise.scale).collect();
+    let m = vs.len();
+    let ws: Vec<Vec<f64>> = vs
+        .iter()
+        .map(|v| v.iter().map(|vi| vi / noise.scale).collect())
+        .collect();
     let n = mc.samples;
-    let mut null = vec![0.0; n];
-    let mut alt = vec![0.0; n];
-    null.par_chunks_mut(CHUNK)
-        .zip(alt.par_chunks_mut(CHUNK))
+    // Draw-major layout: entry i·m + j is draw i under shift j.
+    let mut null = vec![0.0; n * m];
+    let mut alt = vec![0.0; n * m];
+    null.par_chunks_mut(CHUNK * m)
+        .zip(alt.par_chunks_mut(CHUNK * m))
         .enumerate()
         .for_each(|(k, (nc, ac))| {
             let mut rng = chunk_rng(mc.seed, k as u64);
@@ -855,15 +884,25 @@ pub fn llr_samples(noise: &LpNoise, v: &[f64], mc: MonteCarlo) -> Result<LlrSamp
             // Each draw is used once, so it goes into one reused d-vector rather than a
             // CHUNK × d block as in `sample_n` (the same draws, less memory traffic).
             let mut x = vec![0.0; d];
-            for (l0, l1) in nc.iter_mut().zip(ac.iter_mut()) {
+            for (l0, l1) in nc.chunks_mut(m).zip(ac.chunks_mut(m)) {
                 let phi_x = sampler.draw(&mut rng, &mut x);
-                *l0 = phi_x - noise.phi0_shifted(&x, &w, -1.0);
-                *l1 = noise.phi0_shifted(&x, &w, 1.0) - phi_x;
+                for (j, w) in ws.iter().enumerate() {
+                    l0[j] = phi_x - noise.phi0_shifted(&x, w, -1.0);
+                    l1[j] = noise.phi0_shifted(&x, w, 1.0) - phi_x;
+                }
             }
         });
-    null.par_sort_unstable_by(f64::total_cmp);
-    alt.par_sort_unstable_by(f64::total_cmp);
-    Ok(LlrSamples { null, alt })
+    let split = |all: &[f64], j: usize| -> Vec<f64> {
+        let mut v: Vec<f64> = all.iter().skip(j).step_by(m).copied().collect();
+        v.par_sort_unstable_by(f64::total_cmp);
+        v
+    };
+    Ok((0..m)
+        .map(|j| LlrSamples {
+            null: split(&null, j),
+            alt: split(&alt, j),
+        })
+        .collect())
 }
 
 /// The Monte Carlo trade-off curve of `X` against `X + v` on a grid of α with a

@@ -26,7 +26,7 @@ use crate::grid::Grid;
 use crate::manifest::ParamsInput;
 use crate::registry::Kind;
 use crate::table::{Row, Table};
-use densities::lp_noise::{llr_samples, random_direction, LpNoise, MonteCarlo};
+use densities::lp_noise::{llr_samples_many, random_direction, LpNoise, MonteCarlo, TradeoffPoint};
 use densities::tradeoff::gaussian_tradeoff;
 use rand::SeedableRng;
 use serde::Deserialize;
@@ -177,18 +177,28 @@ impl Job for CltTradeoff {
         e1[0] = 1.0;
         let mut table = Table::new(self.extra_columns());
         let df = d as f64;
-        for (panel, v) in [("random", &random_v), ("e1", &e1)] {
-            for (i, &(p, a)) in self.noises.iter().enumerate() {
-                let noise = LpNoise::normalised(d, p, a).map_err(|e| e.to_string())?;
-                // One stream per (direction, noise), all derived from the manifest's seed.
-                let stream = self
-                    .seed
-                    .wrapping_add(1 + 2 * i as u64 + (panel == "e1") as u64);
-                let mc = MonteCarlo::new(self.samples, stream).map_err(|e| e.to_string())?;
-                let curve = llr_samples(&noise, v, mc)
-                    .and_then(|s| s.tradeoff(&self.alphas, self.z))
-                    .map_err(|e| format!("{} ({panel}): {e}", key(p, a)))?;
-                for pt in curve {
+        // Both directions are evaluated on the same draws (one stream per noise, derived
+        // from the manifest's seed): the noise is drawn once for the two panels.
+        let mut curves: Vec<[Vec<TradeoffPoint>; 2]> = Vec::new();
+        for (i, &(p, a)) in self.noises.iter().enumerate() {
+            let noise = LpNoise::normalised(d, p, a).map_err(|e| e.to_string())?;
+            let stream = self.seed.wrapping_add(1 + 2 * i as u64);
+            let mc = MonteCarlo::new(self.samples, stream).map_err(|e| e.to_string())?;
+            let both = llr_samples_many(&noise, &[&random_v, &e1], mc)
+                .map_err(|e| format!("{}: {e}", key(p, a)))?;
+            let mut pair = both.into_iter().zip(["random", "e1"]).map(|(s, panel)| {
+                s.tradeoff(&self.alphas, self.z)
+                    .map_err(|e| format!("{} ({panel}): {e}", key(p, a)))
+            });
+            let random = pair.next().expect("two directions")?;
+            let along_e1 = pair.next().expect("two directions")?;
+            curves.push([random, along_e1]);
+            tick();
+            tick();
+        }
+        for (pj, panel) in ["random", "e1"].into_iter().enumerate() {
+            for (&(p, a), pair) in self.noises.iter().zip(&curves) {
+                for pt in &pair[pj] {
                     table.push(Row {
                         panel: panel.into(),
                         series: key(p, a),
@@ -197,7 +207,6 @@ impl Job for CltTradeoff {
                         extra: vec![pt.lo, pt.hi, df, p, a],
                     });
                 }
-                tick();
             }
             for &alpha in &self.alphas {
                 let g = gaussian_tradeoff(1.0, alpha).map_err(|e| e.to_string())?;

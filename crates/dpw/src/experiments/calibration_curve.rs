@@ -166,6 +166,9 @@ struct CalibrationCurve {
     accuracy: f64,
     metrics: Vec<Metric>,
     mechanisms: Vec<Mechanism>,
+    /// Each bounded family's density with its certified normaliser, built once (every
+    /// calibration step and metric of a point uses it).
+    noises: Vec<(BoundedFamily, BoundedNoise)>,
 }
 
 fn family(at: &str, text: &str, share: Option<f64>) -> Result<Family, KeyError> {
@@ -344,6 +347,17 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             }
         }
     }
+    let mut noises: Vec<(BoundedFamily, BoundedNoise)> = Vec::new();
+    for (i, m) in mechanisms.iter().enumerate() {
+        if let Family::Bounded(f) = m.family {
+            if !noises.iter().any(|(g, _)| *g == f) {
+                let noise = BoundedNoise::new(f).map_err(|e| {
+                    KeyError::new(format!("params.mechanisms[{i}].family"), e.to_string())
+                })?;
+                noises.push((f, noise));
+            }
+        }
+    }
     let job = CalibrationCurve {
         vary: p.vary,
         xs,
@@ -355,6 +369,7 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         accuracy,
         metrics: p.metrics,
         mechanisms,
+        noises,
     };
     job.within_budget()?;
     Ok(Box::new(job))
@@ -635,10 +650,19 @@ impl CalibrationCurve {
         }
     }
 
+    /// The density of bounded family `f` (built when the manifest was read).
+    fn noise(&self, f: BoundedFamily) -> Result<&BoundedNoise, String> {
+        self.noises
+            .iter()
+            .find(|(g, _)| *g == f)
+            .map(|(_, n)| n)
+            .ok_or_else(|| format!("bounded family {f:?} was not prepared"))
+    }
+
     /// Dagan–Kur's certified radius R/Δ for `pt`.
     fn certified(&self, f: BoundedFamily, pt: Point) -> Result<f64, String> {
-        let noise = BoundedNoise::new(f).map_err(|e| e.to_string())?;
-        Ok(certified_radius(&noise, pt.k, pt.eps, pt.delta)
+        let noise = self.noise(f)?;
+        Ok(certified_radius(noise, pt.k, pt.eps, pt.delta)
             .map_err(|e| e.to_string())?
             .radius)
     }
@@ -658,10 +682,7 @@ impl CalibrationCurve {
                 let t = TruncatedLaplace::new(1.0 / theta, d0, s).map_err(|e| e.to_string())?;
                 Numbers::truncated_laplace(&t, k, beta)
             }
-            Family::Bounded(f) => {
-                let noise = BoundedNoise::new(f).map_err(|e| e.to_string())?;
-                Numbers::bounded(&noise, theta * s, k, beta)
-            }
+            Family::Bounded(f) => Numbers::bounded(self.noise(f)?, theta * s, k, beta),
         })
     }
 }

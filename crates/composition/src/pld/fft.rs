@@ -134,14 +134,20 @@ pub(crate) fn power_circular(x: &[f64], k: u64, n: usize) -> Conv {
                 kf * ((kf - 1.0) * e_inf.ln()).exp() * e_inf,
             )
         } else {
-            let th = w.arg();
             let lr = r.ln();
             let rk = (kf * lr).exp();
-            let ph = kf * th;
-            let p = Complex::new(rk * ph.cos(), rk * ph.sin());
             let prop = kf * ((kf - 1.0) * (r + e_inf).ln()).exp() * e_inf;
-            let rnd = rk * U * (kf * (lr.abs() + th.abs()) + 8.0);
-            (p, prop + rnd)
+            if rk == 0.0 {
+                // The power underflows: it is exactly 0 and so is its rounding term (the
+                // phase is not needed; a smooth law's high frequencies end here).
+                (Complex::new(0.0, 0.0), prop)
+            } else {
+                let th = w.arg();
+                let ph = kf * th;
+                let p = Complex::new(rk * ph.cos(), rk * ph.sin());
+                let rnd = rk * U * (kf * (lr.abs() + th.abs()) + 8.0);
+                (p, prop + rnd)
+            }
         };
         *zj = p;
         // Entries j and n − j (distinct unless j = 0 or j = n/2) carry the same error.

@@ -743,3 +743,87 @@ fn mutated_specs_are_parsed_or_refused_without_panic() {
     }
     assert_eq!(cases, 4000);
 }
+
+/// Tiny δ for wide bounded noise: the loss law's upper tail, which falls super-exponentially
+/// until the loss nears the overlap's edge, is followed down to the tail the accountant
+/// asks for (it used to be cut at 1e4 loss scales, leaving a `+∞` atom of about 2e-128 per
+/// query whatever the radius, so every δ below 1e-122 at k = 1e6 was unreachable).
+///
+/// Independent routes: the cut mass against a Simpson quadrature of the density in x, and
+/// the accountant's ε at δ = 1e-126 against Dagan–Kur's certified (Chernoff) radius, which
+/// is sufficient by a separate proof: at it the accountant's lower ε must be at most ε.
+#[test]
+fn wide_bounded_noise_reaches_delta_1e_minus_126() {
+    let fam = densities::bounded::BoundedFamily::power(2.0).unwrap();
+    let (k, eps, delta) = (1_000_000u64, 0.1, 1e-126);
+    let noise = mgf::BoundedNoise::new(fam).unwrap();
+    let cert = mgf::certified_radius(&noise, k as f64, eps, delta)
+        .unwrap()
+        .radius;
+    let law = BoundedNoiseLaw::new(fam, cert, 1.0).unwrap();
+    // The tail the accountant asks for at this δ (docs/accountant.md §5).
+    let ln_tail = delta.ln() - (k as f64).ln() - 12.0;
+    let range = law.continuous_range(ln_tail).unwrap();
+    assert!(
+        range.ln_above <= ln_tail + 1.0,
+        "upper tail cut at e^{} for a target e^{ln_tail}",
+        range.ln_above
+    );
+    // The cut mass P(L > hi) = P(X < x(hi)) by Simpson in x, in log space relative to the
+    // density at the right end (the loss decreases in x).
+    let r = 1.0 / cert;
+    let loss = |x: f64| fam.f(x - r) - fam.f(x);
+    let (mut a, mut b) = (r - 1.0 + 1e-15, 0.0);
+    for _ in 0..200 {
+        let m = 0.5 * (a + b);
+        if loss(m) > range.hi {
+            a = m;
+        } else {
+            b = m;
+        }
+    }
+    let x_hi = b;
+    let n = 20_000;
+    let h = (x_hi - (r - 1.0)) / n as f64;
+    let top = -fam.f(x_hi);
+    let mut acc = 0.0;
+    for i in 0..=n {
+        let x = r - 1.0 + i as f64 * h;
+        let w = if i == 0 || i == n {
+            1.0
+        } else if i % 2 == 1 {
+            4.0
+        } else {
+            2.0
+        };
+        acc += w * (-fam.f(x) - top).exp();
+    }
+    let ln_z = {
+        let m = 200_000;
+        let hz = 2.0 / m as f64;
+        ((1..m)
+            .map(|i| (-fam.f(-1.0 + i as f64 * hz)).exp())
+            .sum::<f64>()
+            * hz)
+            .ln()
+    };
+    let ln_cut = top + (acc * h / 3.0).ln() - ln_z;
+    assert!(
+        ln_cut <= range.ln_above + 1e-6,
+        "cut mass e^{ln_cut} above its bound e^{}",
+        range.ln_above
+    );
+    // ε at δ = 1e-126 with the certified radius: answered, and consistent with it.
+    let acc = Accountant::new(vec![(Box::new(law), k)])
+        .unwrap()
+        .with_accuracy(1e-3)
+        .unwrap();
+    let e = acc.epsilon(delta).unwrap();
+    assert!(e.lower <= e.upper && e.upper.is_finite(), "{e:?}");
+    assert!(
+        e.lower <= eps,
+        "certified radius {cert}: accountant ε ≥ {}",
+        e.lower
+    );
+    assert!(e.upper / e.lower - 1.0 <= 2e-3, "{e:?}");
+}

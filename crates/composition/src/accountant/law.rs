@@ -686,15 +686,25 @@ impl LossLaw for BoundedNoiseLaw {
         let r = self.s / self.radius;
         let tail_above = |l: f64| self.ln_integral(r - 1.0, self.x_of_loss(l), 256) - self.ln_z;
         let tail_below = |l: f64| self.ln_integral(self.x_of_loss(l), 1.0, 256) - self.ln_z;
-        // Heavy upper tails (loss → ∞ at the left edge of the overlap) are cut at
-        // 1e4 scales: their mass is then returned with the range.
+        // Heavy upper tails (loss → ∞ at the left edge of the overlap, mass falling like
+        // a power of the loss) are cut at 1e4 scales: their mass is then returned with
+        // the range. A tail still falling fast there (a wide radius: the loss is large
+        // only where the density is already tiny, and the mass beyond 1e4 scales can be
+        // 1e-128 while δ asks for 1e-250) is followed on, up to 1e8 scales, while each
+        // step divides it by at least e.
         let cap = 1e4 * self.scale;
+        let far = 1e8 * self.scale;
         let centre = self.loss_x(0.0);
         let mut hi = centre + self.scale;
         let mut w = self.scale;
-        while tail_above(hi) > ln_tail && hi - centre < cap {
+        let mut t_hi = tail_above(hi);
+        let mut falling = true;
+        while t_hi > ln_tail && (hi - centre < cap || falling && hi - centre < far) {
             hi += w;
             w *= 1.5;
+            let t = tail_above(hi);
+            falling = t < t_hi - 1.0;
+            t_hi = t;
         }
         let mut lo = centre - self.scale;
         let mut w = self.scale;
@@ -707,7 +717,7 @@ impl LossLaw for BoundedNoiseLaw {
             lo,
             hi,
             ln_below: tail_below(lo) + std::f64::consts::LN_2,
-            ln_above: tail_above(hi) + std::f64::consts::LN_2,
+            ln_above: t_hi + std::f64::consts::LN_2,
         })
     }
     fn cell(&self, a: f64, b: f64) -> (f64, f64) {

@@ -12,6 +12,10 @@ all:
 check:
     cargo run --release -- check
 
+# Regenerate the extended figures (extended/*.toml: fig19b, about a minute).
+extended:
+    cargo run --release -- run --budget 600 extended/*.toml
+
 # Benchmarks of the numerical kernels (criterion).
 bench:
     cargo bench --workspace

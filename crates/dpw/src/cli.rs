@@ -55,6 +55,10 @@ pub enum Command {
         /// The CSV to compare with instead of the checked-in one (one manifest only).
         #[arg(long, value_name = "CSV")]
         against: Option<PathBuf>,
+        /// Run-time budget of one figure in seconds (default 60), as for run (the
+        /// extended figures under experiments/extended/ need more).
+        #[arg(long, value_name = "SECONDS")]
+        budget: Option<f64>,
     },
     /// Print the catalog of figures (id, paper, paper figure, title).
     List,
@@ -183,7 +187,11 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
             manifests,
             sets,
             against,
+            budget,
         } => {
+            if let Some(b) = budget {
+                crate::ranges::set_budget(b).map_err(|e| usage("--budget", &e))?;
+            }
             let sets = parse_sets(&sets)?;
             if !sets.is_empty() && against.is_none() {
                 return Err(usage(

@@ -1214,3 +1214,81 @@ fn fig15_laplace_series_is_the_matched_variance_laplace() {
         );
     }
 }
+
+/// fig19b (fig19 on fig1's grids by the accountant's radius bracket): at every one of
+/// fig1's 24 points the bracket lies below Dagan–Kur's certified radius (a separate
+/// proof of sufficiency), is at most 3.6e-3 wide, and the certificate's over-statement
+/// shrinks as δ falls (64 % at 1e-2, under 0.5 % at 1e-250: README); where fig19 has the
+/// same point, fig19's FFT estimate lies inside the bracket (within its own error).
+#[test]
+fn fig19b_bracket_is_below_certified_and_holds_fig19s_estimates() {
+    let t = data("fig19b");
+    let col = |name: &str| {
+        t.extra_columns()
+            .iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("fig19b has no column {name}"))
+    };
+    let (radius, cert, gap, err, k, eps, delta) = (
+        col("radius"),
+        col("certified_radius"),
+        col("gap"),
+        col("err"),
+        col("k"),
+        col("epsilon"),
+        col("delta"),
+    );
+    let mut points = 0;
+    let mut brackets: Vec<(f64, f64, f64, f64, f64)> = Vec::new(); // (k, ε, δ, lo, hi)
+    for panel in ["a", "b", "c"] {
+        let exact = series(&t, panel, "exact");
+        let upper = series(&t, panel, "pessimistic");
+        assert_eq!(exact.len(), 8);
+        for (r, u) in exact.iter().zip(&upper) {
+            assert_eq!(r.x, u.x);
+            let (mid, w) = (r.extra[radius], r.extra[err]);
+            let hi = u.extra[radius];
+            let lo = mid * mid / hi;
+            assert!(w <= 3.6e-3 && w > 0.0, "{panel} x = {}: width {w}", r.x);
+            assert!(((hi / lo - 1.0) - w).abs() < 1e-9, "{panel} x = {}", r.x);
+            assert!(
+                hi < r.extra[cert],
+                "{panel} x = {}: {hi} vs {}",
+                r.x,
+                r.extra[cert]
+            );
+            brackets.push((r.extra[k], r.extra[eps], r.extra[delta], lo, hi));
+            points += 1;
+        }
+    }
+    assert_eq!(points, 24);
+    // Panel b: the gap falls with δ, from 64 % to below 0.5 %.
+    let b = series(&t, "b", "exact");
+    let gaps: Vec<f64> = b.iter().map(|r| r.extra[gap]).collect();
+    assert!(gaps.windows(2).all(|w| w[1] < w[0]), "{gaps:?}");
+    assert!(gaps[0] > 0.6 && gaps[7] < 5e-3, "{gaps:?}");
+    // fig19's FFT estimates at the same (k, ε, δ).
+    let f19 = data("fig19");
+    let (r19, e19) = (
+        f19.extra_columns()
+            .iter()
+            .position(|c| c == "radius")
+            .unwrap(),
+        f19.extra_columns().iter().position(|c| c == "err").unwrap(),
+    );
+    let mut shared = 0;
+    for row in f19.rows().iter().filter(|r| r.series == "exact") {
+        let (kk, ee, dd) = (row.extra[0], row.extra[1], row.extra[2]);
+        for &(k2, e2, d2, lo, hi) in &brackets {
+            if k2 == kk && e2 == ee && d2 == dd {
+                let (r, e) = (row.extra[r19], row.extra[e19]);
+                assert!(
+                    lo <= r * (1.0 + e) && r * (1.0 - e) <= hi,
+                    "k {kk} ε {ee} δ {dd}: fig19 {r} ± {e} outside [{lo}, {hi}]"
+                );
+                shared += 1;
+            }
+        }
+    }
+    assert!(shared >= 2, "only {shared} points shared with fig19");
+}

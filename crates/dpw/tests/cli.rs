@@ -1575,3 +1575,36 @@ fn calibration_curve_count_sets_k_when_delta_varies() {
     let out = dpw(dir.path(), &["run", &rel, "--out", "bad"]);
     assert_bad_output(&out, &rel, "params.count");
 }
+
+/// fig19b's accountant route refuses what it cannot compute in one line naming the key:
+/// an accuracy out of range, the FFT's pessimistic series, an unknown method, and the
+/// accountant's accuracy given to the FFT route (nothing written, exit 2).
+#[test]
+fn fig19b_accountant_route_refuses_bad_parameters() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for (set, key, says) in [
+        ("params.accuracy=1", "params.accuracy", "[0.0001, 0.01]"),
+        (
+            "params.panels[0].pessimistic=true",
+            "params.panels[0].pessimistic",
+            "must be false",
+        ),
+        ("params.method=\"foo\"", "params.method", "`accountant`"),
+        ("params.method=\"fft\"", "params.accuracy", "accountant"),
+    ] {
+        let out = dpw(
+            &root,
+            &[
+                "run",
+                "extended/fig19b.toml",
+                "--out",
+                "/nonexistent-dpw-out",
+                "--set",
+                set,
+            ],
+        );
+        assert_bad_output(&out, "extended/fig19b.toml", key);
+        assert!(stderr(&out).contains(says), "{set}: {}", stderr(&out));
+    }
+    assert!(!Path::new("/nonexistent-dpw-out").exists());
+}

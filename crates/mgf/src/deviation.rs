@@ -232,7 +232,8 @@ mod tests {
     /// plateau of a Gaussian-tailed log-MGF): the result matches a dense scan.
     #[test]
     fn grid_walk_matches_dense_scan_from_any_start() {
-        let objectives: Vec<(Box<dyn Fn(f64) -> f64>, f64)> = vec![
+        type Objective = Box<dyn Fn(f64) -> f64>;
+        let objectives: Vec<(Objective, f64)> = vec![
             (
                 Box::new(|th: f64| 1e3 * ((th * 1e-3).exp() - 1.0 - th * 1e-3) + 1e-4 * th),
                 0.3,

@@ -31,6 +31,15 @@
 //! beyond k ≈ 1e4 (repeated squaring): about 1 s a point at k = 1e6, 15 s at 1e8, 30 s
 //! at 1e10 (the largest k allowed); the pessimistic one like `√k`.
 //!
+//! With `method = "accountant"` (fig19b, `extended/fig19b.toml`) the exact radius comes
+//! instead from the tilted accountant's certified bracket `[R_lo, R_hi]` on the least
+//! radius (`composition::accountant::least_radius_bracket`, docs/accountant.md §7) at
+//! relative `accuracy` (default 1e-3): `exact` is its geometric middle with `err` its
+//! relative width, `pessimistic` its upper end (certified sufficient), both with
+//! `step = 0` and `delta_check` = the δ at which the bracket is certified. It reaches
+//! k ≤ 1e10 and δ ≥ 1e-300 (fig1's grids: 24 points in about 55 s on 2 cores, half of it
+//! at δ = 1e-250); panels may not ask for the FFT's `pessimistic` series.
+//!
 //! ```toml
 //! [params]
 //! density = { family = "power", alpha = 2.0 }
@@ -51,6 +60,7 @@ use crate::error::KeyError;
 use crate::manifest::ParamsInput;
 use crate::registry::Kind;
 use crate::table::{Row, Table};
+use composition::accountant::least_radius_bracket;
 use composition::pld::{
     certified_shifted_noise_delta, exact_calibration, pessimistic_min_delta, shifted_noise_delta,
     Bound, RadiusSettings, PESSIMISTIC_MAX_K,
@@ -78,7 +88,25 @@ struct Params {
     density: DensityParams,
     estimate_step: f64,
     pessimistic_bias: f64,
+    /// How the exact radius is found: `fft` (default) or `accountant`.
+    #[serde(default)]
+    method: Method,
+    /// Relative accuracy of the accountant's ε brackets (`method = "accountant"` only).
+    accuracy: Option<f64>,
     panels: Vec<PanelParams>,
+}
+
+/// The route to the exact least radius.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Method {
+    /// The fixed-grid FFT estimate (`composition::pld::exact_calibration`): δ ≥ 1e-14.
+    #[default]
+    Fft,
+    /// The tilted accountant's certified bracket on the least radius
+    /// (`composition::accountant::least_radius_bracket`, docs/accountant.md §7): any δ
+    /// down to 1e-300 and k up to 1e10.
+    Accountant,
 }
 
 /// The validated job.
@@ -86,6 +114,9 @@ struct Params {
 struct ExactBoundedRadius {
     family: BoundedFamily,
     settings: RadiusSettings,
+    method: Method,
+    /// The accountant's accuracy (`Method::Accountant`).
+    accuracy: f64,
     panel_keys: Vec<String>,
     pessimistic: Vec<bool>,
     points: Vec<Point>,
@@ -113,6 +144,19 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         .iter()
         .map(|q| q.pessimistic.unwrap_or(false))
         .collect();
+    let accuracy = match (p.method, p.accuracy) {
+        (Method::Accountant, a) => step_ok("params.accuracy", a.unwrap_or(1e-3), 1e-4, 1e-2)?,
+        (Method::Fft, None) => 0.0,
+        (Method::Fft, Some(_)) => {
+            return Err(KeyError::new(
+                "params.accuracy",
+                "applies to method = \"accountant\" only",
+            ))
+        }
+    };
+    if p.method == Method::Accountant {
+        return prepare_accountant(p, family, accuracy, estimate_step, pessimistic_bias);
+    }
     // Points are in panel order; j counts within the panel.
     let mut j = 0;
     for (n, pt) in points.iter().enumerate() {
@@ -164,8 +208,86 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             pessimistic_bias,
             ..RadiusSettings::default()
         },
+        method: Method::Fft,
+        accuracy,
         panel_keys: keys,
         pessimistic,
+        points,
+    }))
+}
+
+/// Smallest δ of the accountant route (the accountant's range).
+const MIN_ACCOUNTANT_DELTA: f64 = 1e-300;
+
+/// `prepare` for `method = "accountant"`: every point of fig1's grids is in range; the
+/// bracket's upper end is the certified upper variant at every point, so panels may not
+/// ask for the FFT's `pessimistic` series.
+fn prepare_accountant(
+    p: Params,
+    family: BoundedFamily,
+    accuracy: f64,
+    estimate_step: f64,
+    pessimistic_bias: f64,
+) -> Result<Box<dyn Job>, KeyError> {
+    let (keys, points) = all_points(&p.panels)?;
+    for (i, q) in p.panels.iter().enumerate() {
+        if q.pessimistic == Some(true) {
+            return Err(KeyError::new(
+                format!("params.panels[{i}].pessimistic"),
+                "must be false with method = \"accountant\" (its bracket's upper end is the \
+                 certified upper radius at every point)",
+            ));
+        }
+    }
+    let mut j = 0;
+    for (n, pt) in points.iter().enumerate() {
+        if n > 0 && points[n - 1].panel != pt.panel {
+            j = 0;
+        }
+        let (i, q) = (pt.panel, &p.panels[pt.panel]);
+        if pt.k > MAX_EXACT_K {
+            return Err(KeyError::new(
+                key_of(i, j, q, "k"),
+                format!(
+                    "k must be in [1, {MAX_EXACT_K:e}] for the accountant, got {}",
+                    pt.k
+                ),
+            ));
+        }
+        if pt.delta < MIN_ACCOUNTANT_DELTA {
+            return Err(KeyError::new(
+                key_of(i, j, q, "delta"),
+                format!(
+                    "delta must be in [{MIN_ACCOUNTANT_DELTA:e}, 1) for the accountant, got {:e}",
+                    pt.delta
+                ),
+            ));
+        }
+        j += 1;
+    }
+    // Measured at accuracy 1e-3 (fig1's 24 points): about 1.5 s a point at δ = 1e-10,
+    // growing with ln(1/δ) (28 s at δ = 1e-250, k = 1e6); finer accuracies take longer
+    // (the grid step scales like accuracy^{1/2}).
+    let seconds: f64 = points
+        .iter()
+        .map(|pt| (1.5 + 27.0 * ((1.0 / pt.delta).ln() / 575.0).powi(2)) * (1e-3 / accuracy).sqrt())
+        .sum();
+    crate::ranges::within_budget_total(
+        "params.panels",
+        &format!("{} accountant radius searches", points.len()),
+        seconds,
+    )?;
+    Ok(Box::new(ExactBoundedRadius {
+        family,
+        settings: RadiusSettings {
+            estimate_step,
+            pessimistic_bias,
+            ..RadiusSettings::default()
+        },
+        method: Method::Accountant,
+        accuracy,
+        panel_keys: keys,
+        pessimistic: vec![false; p.panels.len()],
         points,
     }))
 }
@@ -187,7 +309,47 @@ struct PointResult {
 }
 
 impl ExactBoundedRadius {
+    /// The accountant route: Dagan–Kur's certified radius, and the tilted accountant's
+    /// certified bracket `[R_lo, R_hi]` on the least radius, reported as `exact` (its
+    /// geometric middle, `err` its relative width, within which the least radius lies)
+    /// and `pessimistic` (`R_hi`, certified sufficient; `err = R_hi/R_mid − 1`). Their
+    /// `delta_check` is the δ at which the bracket is certified (the target); `step` is 0.
+    fn compute_accountant(&self, noise: &BoundedNoise, pt: &Point) -> Result<PointResult, String> {
+        let Point {
+            k, epsilon, delta, ..
+        } = *pt;
+        let what = || format!("k = {k:e}, epsilon = {epsilon:e}, delta = {delta:e}");
+        let cert = mgf::certified_radius(noise, k, epsilon, delta)
+            .map_err(|e| format!("certified radius at {}: {e}", what()))?
+            .radius;
+        // The least radius is 55–100 % of the certified one (fig19, and near 99 % at tiny δ).
+        let b = least_radius_bracket(
+            self.family,
+            k as u64,
+            epsilon,
+            delta,
+            0.9 * cert,
+            self.accuracy,
+        )
+        .map_err(|e| format!("accountant radius bracket at {}: {e}", what()))?;
+        let mid = (b.lower * b.upper).sqrt();
+        let entry = |radius: f64, err: f64| Entry {
+            radius,
+            step: 0.0,
+            err,
+            delta_check: delta,
+        };
+        Ok(PointResult {
+            certified: entry(cert, 0.0),
+            exact: entry(mid, b.upper / b.lower - 1.0),
+            pessimistic: Some(entry(b.upper, b.upper / mid - 1.0)),
+        })
+    }
+
     fn compute(&self, noise: &BoundedNoise, pt: &Point) -> Result<PointResult, String> {
+        if self.method == Method::Accountant {
+            return self.compute_accountant(noise, pt);
+        }
         let Point {
             k, epsilon, delta, ..
         } = *pt;
@@ -262,7 +424,7 @@ impl Job for ExactBoundedRadius {
 
     fn series_keys(&self) -> Vec<String> {
         let mut keys = vec!["certified".to_string(), "exact".to_string()];
-        if self.pessimistic.iter().any(|&p| p) {
+        if self.method == Method::Accountant || self.pessimistic.iter().any(|&p| p) {
             keys.push("pessimistic".to_string());
         }
         keys
@@ -296,6 +458,10 @@ impl Job for ExactBoundedRadius {
         let mut order: Vec<usize> = (0..self.points.len()).collect();
         order.sort_by(|&a, &b| {
             let cost = |p: &Point| {
+                if self.method == Method::Accountant {
+                    // The tilted search's cost grows with ln(1/δ) (module docs).
+                    return (1.0 / p.delta).ln() + (p.k + 1.0).ln();
+                }
                 p.k * if self.pessimistic[p.panel] {
                     100.0
                 } else {

@@ -691,7 +691,7 @@ impl LossLaw for BoundedNoiseLaw {
         // the range. A tail still falling fast there (a wide radius: the loss is large
         // only where the density is already tiny, and the mass beyond 1e4 scales can be
         // 1e-128 while δ asks for 1e-250) is followed on, up to 1e8 scales, while each
-        // step divides it by at least e.
+        // step divides it by at least e (docs/accountant.md §2.5).
         let cap = 1e4 * self.scale;
         let far = 1e8 * self.scale;
         let centre = self.loss_x(0.0);

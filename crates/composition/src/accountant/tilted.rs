@@ -480,20 +480,28 @@ impl TiltedSum {
             // and compensated summation: error ≤ 10u‖a‖₁ (twiddle 5u, product and sum) instead
             // of the FFT's η(n)‖a‖₁.
             let mut exact = vec![false; 0];
+            // `(|A|, c·ln(|A| + e))` per frequency from the selection pass, reused below
+            // where the transform value is kept (NaN: not computed).
+            let mut seen: Vec<(f64, f64)> = Vec::new();
             if f.count >= 2 {
                 // Only where it matters: the largest contributions `|A|^c·c·e/(|A| + e)`
                 // to the error sum below, until the others add up to at most 1/128 of
                 // it (they keep the FFT's error; the bound holds either way). A smooth
                 // law's transform falls off fast, so this is a few of the frequencies
                 // whose power is above e^-800.
-                let mut cand: Vec<(usize, f64)> = (0..n)
-                    .filter_map(|k| {
-                        let r = buf[k].norm();
-                        let lr = c * (r + e).ln();
-                        (lmag[k] >= -800.0 && lr > -800.0)
-                            .then(|| (k, (lmag[k] + lr).exp() * c * e / (r + e)))
-                    })
-                    .collect();
+                seen = vec![(f64::NAN, f64::NAN); n];
+                let mut cand: Vec<(usize, f64)> = Vec::new();
+                for k in 0..n {
+                    if lmag[k] < -800.0 {
+                        continue;
+                    }
+                    let r = buf[k].norm();
+                    let lr = c * (r + e).ln();
+                    seen[k] = (r, lr);
+                    if lr > -800.0 {
+                        cand.push((k, (lmag[k] + lr).exp() * c * e / (r + e)));
+                    }
+                }
                 cand.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
                 let total: f64 = cand.iter().map(|x| x.1).sum();
                 let mut rest = total;
@@ -521,8 +529,15 @@ impl TiltedSum {
                 } else {
                     e
                 };
-                let r = z.norm();
-                let lr_e = c * (r + e).ln();
+                let kept = !seen.is_empty()
+                    && !seen[k].0.is_nan()
+                    && !exact.get(k).copied().unwrap_or(false);
+                let (r, lr_e) = if kept {
+                    seen[k]
+                } else {
+                    let r = z.norm();
+                    (r, c * (r + e).ln())
+                };
                 if lmag[k] + lr_e < -800.0 {
                     // Negligible (later factors have |A| ≤ 1 + e): skip the trig.
                     lmag[k] += lr_e;

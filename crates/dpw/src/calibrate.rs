@@ -17,7 +17,8 @@
 //!   (`composition::pld::least_radius`, pessimistic mode); the note gives the estimate
 //!   of the exact least R and its stated error. For k ≤ 1e5 and δ ≥ max(1e-10, 1e-12·k)
 //!   (that accountant's round-off floor); beyond it, for every k up to 1e10 and down to
-//!   δ = 1e-30, the tilted accountant's certified bracket on the least R
+//!   δ = 1e-30 (1e-60 from k = 1e5 on), the tilted accountant's certified bracket on the
+//!   least R
 //!   (`composition::accountant::least_radius_bracket`, docs/accountant.md §7), started
 //!   at 0.8 times the certified radius; its upper end is reported.
 //!
@@ -367,15 +368,17 @@ fn bounded_certified(req: &Request) -> Result<(Numbers, f64), String> {
 /// The least R by the certified FFT accountant, started from the certified radius `cert`;
 /// the note carries the estimate of the exact least R and its error. Beyond that
 /// accountant's range, the tilted accountant's certified bracket (any k up to 1e10,
-/// δ down to [`EXACT_MIN_DELTA`]).
+/// δ down to [`exact_min_delta`]).
 fn bounded_exact(req: &Request, cert: f64) -> (Result<Numbers, String>, String) {
     let certifiable = req.queries <= PESSIMISTIC_MAX_K as f64
         && req.delta >= pessimistic_min_delta(req.queries as u64);
-    if !certifiable && req.delta < EXACT_MIN_DELTA {
+    let min_delta = exact_min_delta(req.queries);
+    if !certifiable && req.delta < min_delta {
         return (
             Err(format!(
-                "not computed: exact accounting below delta = {EXACT_MIN_DELTA:e} takes \
-                 minutes (the certified R above holds)"
+                "not computed: exact accounting below delta = {min_delta:e} at k = {} takes \
+                 minutes (the certified R above holds)",
+                req.queries
             )),
             String::new(),
         );
@@ -462,6 +465,25 @@ pub const EXACT_SECONDS: f64 = 20.0;
 /// Least δ of the exact bounded row beyond the FFT accountant's range: the tilted
 /// accountant takes about 10 s at δ = 1e-30 (k = 1000) and minutes further down.
 pub const EXACT_MIN_DELTA: f64 = 1e-30;
+
+/// From this many queries on, the exact bounded row goes down to [`EXACT_MIN_DELTA_MANY`]:
+/// with many queries the tilted law stays narrow on the accountant's grid (measured:
+/// 4.5 s at δ = 1e-60 for k = 1e5 and 1e6, ε = 0.1 to 10), while at k = 1000 the same δ
+/// takes over a minute and at k ≤ 1e5 δ = 1e-126 exceeds the FFT window's bins.
+pub const EXACT_MANY_QUERIES: f64 = 1e5;
+
+/// Least δ of the exact bounded row for at least [`EXACT_MANY_QUERIES`] queries.
+pub const EXACT_MIN_DELTA_MANY: f64 = 1e-60;
+
+/// Least δ the exact bounded row computes beyond the FFT accountant's range, for `k`
+/// queries.
+pub fn exact_min_delta(k: f64) -> f64 {
+    if k >= EXACT_MANY_QUERIES {
+        EXACT_MIN_DELTA_MANY
+    } else {
+        EXACT_MIN_DELTA
+    }
+}
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -788,6 +810,27 @@ mod tests {
             .clone()
             .unwrap_err();
         assert!(why.contains("below delta = 1e-30"), "{why}");
+        // With 1e5 queries the row goes down to δ = 1e-60 (here 1e-50), below the
+        // certified R, and refuses beyond with the k-dependent limit.
+        let many = calibrate(&Request::new(1.0, 1e-50, 1e5, 1.0, 0.05).unwrap());
+        let get = |m: &str| many.iter().find(|r| r.mechanism == m).unwrap().clone();
+        let cert = get("bounded noise power(2)").result.unwrap();
+        let row = get("bounded power(2), exact R");
+        let n = row.result.clone().unwrap();
+        assert!(
+            n.scale < cert.scale && n.scale > 0.5 * cert.scale,
+            "{row:?}"
+        );
+        assert!(row.note.contains("certified by the tilted"), "{}", row.note);
+        let out = calibrate(&Request::new(1.0, 1e-70, 1e5, 1.0, 0.05).unwrap());
+        let why = out
+            .iter()
+            .find(|r| r.mechanism == "bounded power(2), exact R")
+            .unwrap()
+            .result
+            .clone()
+            .unwrap_err();
+        assert!(why.contains("below delta = 1e-60"), "{why}");
     }
 
     /// Far beyond the FFT accountant (k = 1e8, 1e10), the exact least R approaches the

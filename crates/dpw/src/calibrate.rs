@@ -783,53 +783,37 @@ mod tests {
 
     #[test]
     fn exact_bounded_row_is_below_certified_and_explains_its_limits() {
-        let req = Request::new(1.0, 1e-6, 10.0, 2.0, 0.05).unwrap();
-        let rows = calibrate(&req);
-        let get = |m: &str| rows.iter().find(|r| r.mechanism == m).unwrap().clone();
-        let cert = get("bounded noise power(2)").result.unwrap();
-        let exact = get("bounded power(2), exact R");
-        let n = exact.result.unwrap();
+        // (certified row, exact row) of bounded noise for (ε, δ, k, sensitivity).
+        let rows = |delta: f64, k: f64, s: f64| {
+            let out = calibrate(&Request::new(1.0, delta, k, s, 0.05).unwrap());
+            let get = |m: &str| out.iter().find(|r| r.mechanism == m).unwrap().clone();
+            (
+                get("bounded noise power(2)"),
+                get("bounded power(2), exact R"),
+            )
+        };
+        let (cert, exact) = rows(1e-6, 10.0, 2.0);
+        let (cert, n) = (cert.result.unwrap(), exact.result.clone().unwrap());
         assert!(n.scale < cert.scale && n.scale > 0.5 * cert.scale);
         assert!(exact.note.contains("estimate of the exact least R"));
         // Beyond the lattice accountant's range (δ below its floor, k > 1e5): no reason
         // given, the tilted accountant's certified R instead.
-        let far = calibrate(&Request::new(1.0, 1e-11, 10.0, 1.0, 0.05).unwrap());
-        let row = far
-            .iter()
-            .find(|r| r.mechanism == "bounded power(2), exact R")
-            .unwrap();
+        let (_, row) = rows(1e-11, 10.0, 1.0);
         assert!(row.result.is_ok(), "{:?}", row.result);
         assert!(row.note.contains("certified by the tilted"), "{}", row.note);
         // Below δ = 1e-30 (minutes of accounting): a reason, and no number.
-        let out = calibrate(&Request::new(1.0, 1e-40, 10.0, 1.0, 0.05).unwrap());
-        let why = out
-            .iter()
-            .find(|r| r.mechanism == "bounded power(2), exact R")
-            .unwrap()
-            .result
-            .clone()
-            .unwrap_err();
+        let why = rows(1e-40, 10.0, 1.0).1.result.unwrap_err();
         assert!(why.contains("below delta = 1e-30"), "{why}");
         // With 1e5 queries the row goes down to δ = 1e-60 (here 1e-50), below the
         // certified R, and refuses beyond with the k-dependent limit.
-        let many = calibrate(&Request::new(1.0, 1e-50, 1e5, 1.0, 0.05).unwrap());
-        let get = |m: &str| many.iter().find(|r| r.mechanism == m).unwrap().clone();
-        let cert = get("bounded noise power(2)").result.unwrap();
-        let row = get("bounded power(2), exact R");
-        let n = row.result.clone().unwrap();
+        let (cert, row) = rows(1e-50, 1e5, 1.0);
+        let (cert, n) = (cert.result.unwrap(), row.result.clone().unwrap());
         assert!(
             n.scale < cert.scale && n.scale > 0.5 * cert.scale,
             "{row:?}"
         );
         assert!(row.note.contains("certified by the tilted"), "{}", row.note);
-        let out = calibrate(&Request::new(1.0, 1e-70, 1e5, 1.0, 0.05).unwrap());
-        let why = out
-            .iter()
-            .find(|r| r.mechanism == "bounded power(2), exact R")
-            .unwrap()
-            .result
-            .clone()
-            .unwrap_err();
+        let why = rows(1e-70, 1e5, 1.0).1.result.unwrap_err();
         assert!(why.contains("below delta = 1e-60"), "{why}");
     }
 

@@ -314,6 +314,28 @@ impl LossModel for TruncatedLaplaceLoss {
 // Any noise with a CDF
 // ---------------------------------------------------------------------------------------
 
+/// One bisection of a loss-root bracket `ℓ(a) − t = ga > 0 ≥ gb = ℓ(b) − t` (the step
+/// [`bisect_loss`] and [`bracket_loss_from`] take when a trial failed to halve it);
+/// `false` when no float lies strictly between the ends.
+fn halve(
+    loss: &dyn Fn(f64) -> f64,
+    t: f64,
+    (a, ga): (&mut f64, &mut f64),
+    (b, gb): (&mut f64, &mut f64),
+) -> bool {
+    let mid = *a + 0.5 * (*b - *a);
+    if mid <= *a || mid >= *b {
+        return false;
+    }
+    let gm = loss(mid) - t;
+    if gm > 0.0 {
+        (*a, *ga) = (mid, gm);
+    } else {
+        (*b, *gb) = (mid, gm);
+    }
+    true
+}
+
 /// Bisection for `y*(t)`: returns `[yl, yr]` with `ℓ(yl) > t ≥ ℓ(yr)` (as evaluated),
 /// adjacent floats or 200 halvings apart, for `ℓ` non-increasing on `[a, b]` with
 /// `ℓ(a) > t ≥ ℓ(b)`.
@@ -350,15 +372,8 @@ fn bisect_loss(loss: &dyn Fn(f64) -> f64, t: f64, mut a: f64, mut b: f64) -> (f6
             kept = 1;
         }
         if b - a > 0.5 * w {
-            let mid = a + 0.5 * (b - a);
-            if mid <= a || mid >= b {
+            if !halve(loss, t, (&mut a, &mut ga), (&mut b, &mut gb)) {
                 break;
-            }
-            let gm = loss(mid) - t;
-            if gm > 0.0 {
-                (a, ga) = (mid, gm);
-            } else {
-                (b, gb) = (mid, gm);
             }
             kept = 0;
         }
@@ -446,15 +461,8 @@ fn bracket_loss_from(
         // A trial that did not halve the bracket (rounding noise in the loss, or an
         // interpolant far off) is followed by a bisection step.
         if b - a > 0.5 * w {
-            let mid = a + 0.5 * (b - a);
-            if mid <= a || mid >= b {
+            if !halve(loss, t, (&mut a, &mut ga), (&mut b, &mut gb)) {
                 break;
-            }
-            let gm = loss(mid) - t;
-            if gm > 0.0 {
-                (a, ga) = (mid, gm);
-            } else {
-                (b, gb) = (mid, gm);
             }
             kept = 0;
         }

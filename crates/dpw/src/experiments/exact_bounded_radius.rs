@@ -155,7 +155,14 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         }
     };
     if p.method == Method::Accountant {
-        return prepare_accountant(p, family, accuracy, estimate_step, pessimistic_bias);
+        // Its bracket's upper end is the certified upper variant at every point.
+        if let Some(i) = pessimistic.iter().position(|&v| v) {
+            return Err(KeyError::new(
+                format!("params.panels[{i}].pessimistic"),
+                "must be false with method = \"accountant\" (its bracket's upper end is the \
+                 certified upper radius at every point)",
+            ));
+        }
     }
     // Points are in panel order; j counts within the panel.
     let mut j = 0;
@@ -164,14 +171,14 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             j = 0;
         }
         let (i, q) = (pt.panel, &p.panels[pt.panel]);
-        let (max_k, min_delta, what) = if pessimistic[i] {
-            (
+        let (max_k, min_delta, what) = match (p.method, pessimistic[i]) {
+            (Method::Accountant, _) => (MAX_EXACT_K, MIN_ACCOUNTANT_DELTA, "for the accountant"),
+            (Method::Fft, true) => (
                 PESSIMISTIC_MAX_K as f64,
                 pessimistic_min_delta(pt.k as u64),
                 "with pessimistic = true (max(1e-10, 1e-12 k) and k <= 1e5)",
-            )
-        } else {
-            (MAX_EXACT_K, MIN_EXACT_DELTA, "for the FFT accountant")
+            ),
+            (Method::Fft, false) => (MAX_EXACT_K, MIN_EXACT_DELTA, "for the FFT accountant"),
         };
         if pt.k > max_k {
             return Err(KeyError::new(
@@ -190,17 +197,38 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         }
         j += 1;
     }
-    // About 2 s per point up to k = 1e6 on the reference machine (fig19: 18 points in
-    // 35 s), growing like k^0.6 beyond (one point at k = 1e9, eps = 1e-3: 34 s).
-    let seconds: f64 = points
-        .iter()
-        .map(|pt| 2.0 * (pt.k / 1e6).max(1.0).powf(0.6))
-        .sum();
-    crate::ranges::within_budget(
-        "params.panels",
-        points.len(),
-        seconds / points.len().max(1) as f64,
-    )?;
+    match p.method {
+        Method::Fft => {
+            // About 2 s per point up to k = 1e6 on the reference machine (fig19: 18 points
+            // in 35 s), growing like k^0.6 beyond (one point at k = 1e9, eps = 1e-3: 34 s).
+            let seconds: f64 = points
+                .iter()
+                .map(|pt| 2.0 * (pt.k / 1e6).max(1.0).powf(0.6))
+                .sum();
+            crate::ranges::within_budget(
+                "params.panels",
+                points.len(),
+                seconds / points.len().max(1) as f64,
+            )?;
+        }
+        Method::Accountant => {
+            // Measured at accuracy 1e-3 (fig1's 24 points): about 1.5 s a point at
+            // δ = 1e-10, growing with ln(1/δ) (28 s at δ = 1e-250, k = 1e6); finer
+            // accuracies take longer (the grid step scales like accuracy^{1/2}).
+            let seconds: f64 = points
+                .iter()
+                .map(|pt| {
+                    (1.5 + 27.0 * ((1.0 / pt.delta).ln() / 575.0).powi(2))
+                        * (1e-3 / accuracy).sqrt()
+                })
+                .sum();
+            crate::ranges::within_budget_total(
+                "params.panels",
+                &format!("{} accountant radius searches", points.len()),
+                seconds,
+            )?;
+        }
+    }
     Ok(Box::new(ExactBoundedRadius {
         family,
         settings: RadiusSettings {
@@ -208,7 +236,7 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             pessimistic_bias,
             ..RadiusSettings::default()
         },
-        method: Method::Fft,
+        method: p.method,
         accuracy,
         panel_keys: keys,
         pessimistic,
@@ -218,79 +246,6 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
 
 /// Smallest δ of the accountant route (the accountant's range).
 const MIN_ACCOUNTANT_DELTA: f64 = 1e-300;
-
-/// `prepare` for `method = "accountant"`: every point of fig1's grids is in range; the
-/// bracket's upper end is the certified upper variant at every point, so panels may not
-/// ask for the FFT's `pessimistic` series.
-fn prepare_accountant(
-    p: Params,
-    family: BoundedFamily,
-    accuracy: f64,
-    estimate_step: f64,
-    pessimistic_bias: f64,
-) -> Result<Box<dyn Job>, KeyError> {
-    let (keys, points) = all_points(&p.panels)?;
-    for (i, q) in p.panels.iter().enumerate() {
-        if q.pessimistic == Some(true) {
-            return Err(KeyError::new(
-                format!("params.panels[{i}].pessimistic"),
-                "must be false with method = \"accountant\" (its bracket's upper end is the \
-                 certified upper radius at every point)",
-            ));
-        }
-    }
-    let mut j = 0;
-    for (n, pt) in points.iter().enumerate() {
-        if n > 0 && points[n - 1].panel != pt.panel {
-            j = 0;
-        }
-        let (i, q) = (pt.panel, &p.panels[pt.panel]);
-        if pt.k > MAX_EXACT_K {
-            return Err(KeyError::new(
-                key_of(i, j, q, "k"),
-                format!(
-                    "k must be in [1, {MAX_EXACT_K:e}] for the accountant, got {}",
-                    pt.k
-                ),
-            ));
-        }
-        if pt.delta < MIN_ACCOUNTANT_DELTA {
-            return Err(KeyError::new(
-                key_of(i, j, q, "delta"),
-                format!(
-                    "delta must be in [{MIN_ACCOUNTANT_DELTA:e}, 1) for the accountant, got {:e}",
-                    pt.delta
-                ),
-            ));
-        }
-        j += 1;
-    }
-    // Measured at accuracy 1e-3 (fig1's 24 points): about 1.5 s a point at δ = 1e-10,
-    // growing with ln(1/δ) (28 s at δ = 1e-250, k = 1e6); finer accuracies take longer
-    // (the grid step scales like accuracy^{1/2}).
-    let seconds: f64 = points
-        .iter()
-        .map(|pt| (1.5 + 27.0 * ((1.0 / pt.delta).ln() / 575.0).powi(2)) * (1e-3 / accuracy).sqrt())
-        .sum();
-    crate::ranges::within_budget_total(
-        "params.panels",
-        &format!("{} accountant radius searches", points.len()),
-        seconds,
-    )?;
-    Ok(Box::new(ExactBoundedRadius {
-        family,
-        settings: RadiusSettings {
-            estimate_step,
-            pessimistic_bias,
-            ..RadiusSettings::default()
-        },
-        method: Method::Accountant,
-        accuracy,
-        panel_keys: keys,
-        pessimistic: vec![false; p.panels.len()],
-        points,
-    }))
-}
 
 /// One series' value at a point: radius, step, err, delta_check.
 #[derive(Debug, Clone, Copy)]

@@ -827,3 +827,155 @@ fn wide_bounded_noise_reaches_delta_1e_minus_126() {
     );
     assert!(e.upper / e.lower - 1.0 <= 2e-3, "{e:?}");
 }
+
+/// `ln ∫_a^b e^{g(x)} dx` by composite Simpson with `n` (even) panels, in log space.
+fn ln_simpson(g: &dyn Fn(f64) -> f64, a: f64, b: f64, n: usize) -> f64 {
+    let h = (b - a) / n as f64;
+    let vals: Vec<f64> = (0..=n).map(|i| g(a + i as f64 * h)).collect();
+    let m = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let s: f64 = vals
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let w = if i == 0 || i == n {
+                1.0
+            } else if i % 2 == 1 {
+                4.0
+            } else {
+                2.0
+            };
+            w * (v - m).exp()
+        })
+        .sum();
+    m + (s * h / 3.0).ln()
+}
+
+/// δ(ε) of one use of bounded noise `power(2)` at radius `radius`, by quadrature in the
+/// noise's own coordinate: the loss `L(x) = f(x − r) − f(x)` falls in x, so
+/// `δ(ε) = ∫_{−1}^{x_ε} p(x)(1 − e^{ε − L(x)}) dx` with `L(x_ε) = ε` (the part below
+/// `r − 1`, where the shifted density vanishes, counts in full).
+fn bounded_single_ln_delta(radius: f64, eps: f64) -> f64 {
+    let fam = densities::bounded::BoundedFamily::power(2.0).unwrap();
+    let r = 1.0 / radius;
+    let loss = |x: f64| fam.f(x - r) - fam.f(x);
+    let (mut a, mut b) = (r - 1.0 + 1e-15, 0.5 * r);
+    for _ in 0..200 {
+        let m = 0.5 * (a + b);
+        if loss(m) > eps {
+            a = m;
+        } else {
+            b = m;
+        }
+    }
+    let x_eps = a;
+    let ln_z = ln_simpson(&|x| -fam.f(x), -1.0 + 1e-9, 1.0 - 1e-9, 400_000);
+    let edge = ln_simpson(&|x| -fam.f(x), -1.0 + 1e-9, r - 1.0, 2_000);
+    // Simpson in panels on a grid fine against the density's scale 1/f'(x_ε).
+    let part = ln_simpson(
+        &|x: f64| {
+            let l = loss(x);
+            if l <= eps {
+                f64::NEG_INFINITY
+            } else {
+                -fam.f(x) + (-(eps - l).exp_m1()).ln()
+            }
+        },
+        r - 1.0,
+        x_eps,
+        400_000,
+    );
+    let (hi, lo) = if part > edge {
+        (part, edge)
+    } else {
+        (edge, part)
+    };
+    hi + (lo - hi).exp().ln_1p() - ln_z
+}
+
+/// One use of bounded noise at δ = 1e-60 and 1e-250, where the loss tail is log-convex
+/// and a tilted FFT cannot resolve δ (its bracket was [0.53, 5.7] at δ = 1e-60, R = 1000):
+/// the accountant's ε bracket against a quadrature of δ(ε) in the noise's coordinate
+/// (docs/accountant.md §4.1). The quadrature's δ at the bracket's ends must straddle the
+/// target, and the bracket must meet the accuracy.
+#[test]
+fn single_bounded_use_at_tiny_delta_matches_quadrature() {
+    let fam = densities::bounded::BoundedFamily::power(2.0).unwrap();
+    for &(radius, delta) in &[(1000.0, 1e-60), (1000.0, 1e-250)] {
+        let law = BoundedNoiseLaw::new(fam, radius, 1.0).unwrap();
+        let acc = Accountant::new(vec![(Box::new(law), 1)]).unwrap();
+        let e = acc.epsilon_ln(f64::ln(delta)).unwrap();
+        assert!(e.accuracy_met, "R {radius} δ {delta}: {e:?}");
+        assert!((e.upper - e.lower) / e.upper <= 1e-4, "{e:?}");
+        let lnd = delta.ln();
+        let at_hi = bounded_single_ln_delta(radius, e.upper);
+        let at_lo = bounded_single_ln_delta(radius, e.lower);
+        assert!(
+            at_hi <= lnd + 1e-6 && at_lo >= lnd - 1e-6,
+            "R {radius} δ {delta}: quadrature ln δ {at_lo} at ε {} and {at_hi} at ε {} vs {lnd}",
+            e.lower,
+            e.upper
+        );
+    }
+}
+
+/// `ln δ(ε)` of the two-fold composition of a lattice by a direct convolution in log
+/// space (no FFT, no tilt, no split): the independent reference of the one-jump split.
+fn two_fold_ln_delta(lat: &Lattice, eps: f64) -> f64 {
+    let n = lat.ln_pmf.len();
+    let mut conv = vec![f64::NEG_INFINITY; 2 * n - 1];
+    let add = |a: f64, b: f64| {
+        if a == f64::NEG_INFINITY {
+            return b;
+        }
+        if b == f64::NEG_INFINITY {
+            return a;
+        }
+        let (h, l) = if a > b { (a, b) } else { (b, a) };
+        h + (l - h).exp().ln_1p()
+    };
+    for i in 0..n {
+        if lat.ln_pmf[i] == f64::NEG_INFINITY {
+            continue;
+        }
+        for j in 0..n {
+            conv[i + j] = add(conv[i + j], lat.ln_pmf[i] + lat.ln_pmf[j]);
+        }
+    }
+    // P(+∞) = 1 − (1 − p)² = p(2 − p).
+    let p = lat.ln_inf.exp();
+    let mut out = lat.ln_inf + (2.0 - p).ln();
+    for (z, &lp) in conv.iter().enumerate() {
+        let x = (2 * lat.lo + z as i64) as f64 * lat.step;
+        if x > eps && lp > f64::NEG_INFINITY {
+            out = add(out, lp + (-(eps - x).exp_m1()).ln());
+        }
+    }
+    out
+}
+
+/// Two uses of bounded noise at δ = 1e-60, where the tilted FFT's bracket was 4e-4
+/// wide against the 1e-4 asked: on a fixed grid, the accountant's ε bracket (one-jump
+/// split) against a direct log-space convolution of the same two lattices. The
+/// pessimistic lattice's exact δ at the upper end must be at most the target, the
+/// optimistic one's at the lower end at least it, and both within 1e-4 of it in `ln δ`.
+#[test]
+fn two_bounded_uses_at_tiny_delta_match_a_direct_convolution() {
+    let fam = densities::bounded::BoundedFamily::power(2.0).unwrap();
+    let (radius, lnd, d) = (1000.0, f64::ln(1e-60), 4e-3);
+    let law = BoundedNoiseLaw::new(fam, radius, 1.0).unwrap();
+    let acc = Accountant::new(vec![(Box::new(law.clone()), 2)]).unwrap();
+    let (lo, hi) = acc.epsilon_at_step(lnd, d).unwrap();
+    let ln_tail = lnd - 2f64.ln() - 12.0;
+    let pess = Lattice::pessimistic(&law, d, ln_tail, 1 << 22).unwrap();
+    let opt = Lattice::optimistic(&law, d, ln_tail, 1 << 22).unwrap();
+    let at_hi = two_fold_ln_delta(&pess, hi);
+    let at_lo = two_fold_ln_delta(&opt, lo);
+    assert!(
+        at_hi <= lnd + 1e-9 && at_hi >= lnd - 1e-4,
+        "pessimistic ln δ {at_hi} at ε {hi} vs {lnd}"
+    );
+    assert!(
+        at_lo >= lnd - 1e-9 && at_lo <= lnd + 1e-4,
+        "optimistic ln δ {at_lo} at ε {lo} vs {lnd}"
+    );
+}

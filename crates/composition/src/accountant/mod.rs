@@ -25,6 +25,7 @@
 //! assert!(a.lower <= exact && exact <= a.upper && a.upper / a.lower - 1.0 < 1e-4);
 //! ```
 
+mod jump;
 pub mod lattice;
 pub mod law;
 pub mod radius;
@@ -240,14 +241,22 @@ impl Accountant {
         // δ first (e^{-18}), raised when δ turns out much smaller.
         let mut ln_guess = -18.0f64;
         let mut recaps = 0;
+        let mut coarser = 0;
         for _ in 0..12 {
             let cap = eps - ln_guess + ln_k + 22.0;
             let r = self.delta_step_capped(eps, d, tail, cap);
             let (lo, hi) = match r {
                 Ok(v) => v,
-                Err(e) => match last {
-                    Some(a) => return Ok(a),
-                    None => return Err(e),
+                Err(e) => match (last, &e) {
+                    (Some(a), _) => return Ok(a),
+                    (None, CompositionError::OutOfRange { .. }) if coarser < COARSER_TRIES => {
+                        // The first step is too fine for the bin budget (a wide tilted
+                        // law): start coarser, refinement then follows the width.
+                        coarser += 1;
+                        d = self.align(d * 8.0);
+                        continue;
+                    }
+                    (None, _) => return Err(e),
                 },
             };
             // The truncated tails (charged to δ) must stay far below δ itself (a few
@@ -313,6 +322,7 @@ impl Accountant {
         let acc = self.accuracy.unwrap_or(1e-4);
         let mut d = self.initial_step(acc);
         let mut last: Option<Answer> = None;
+        let mut coarser = 0;
         for _ in 0..12 {
             let r = self
                 .eps_step(ln_delta, d, self.ln_tail(ln_delta))
@@ -321,6 +331,11 @@ impl Accountant {
                 Ok(v) => v,
                 Err(e) => match (last, &e) {
                     (Some(a), CompositionError::OutOfRange { .. }) => return Ok(a),
+                    (None, CompositionError::OutOfRange { .. }) if coarser < COARSER_TRIES => {
+                        coarser += 1;
+                        d = self.align(d * 8.0);
+                        continue;
+                    }
                     _ => return Err(e),
                 },
             };
@@ -407,6 +422,9 @@ impl Accountant {
         Ok((lo?, hi?))
     }
 }
+
+/// How many times a first step that overflows the bin budget is made 8× coarser.
+const COARSER_TRIES: usize = 3;
 
 /// The δ (log) whose tails the first discretisation of a δ(ε) question keeps.
 const FIRST_LN_DELTA: f64 = -60.0;
@@ -541,6 +559,29 @@ fn compose(
     })
 }
 
+/// Gap between a tilted evaluation's two bounds on `ln δ` above which its round-off is
+/// taken to swamp δ and the one-jump split (docs/accountant.md §4.1) is tried as well.
+const SPLIT_GAP: f64 = 1e-3;
+
+/// The level a composition is split at for a question at ε: ε itself, or below every
+/// loss when there is a single use (then δ is a plain sum over the lattice).
+fn split_level(factors: &[Factor], eps: f64) -> f64 {
+    if factors.iter().map(|f| f.count).sum::<u64>() == 1 {
+        f64::NEG_INFINITY
+    } else {
+        eps
+    }
+}
+
+/// The better of two values on the side `upper` selects (both are valid bounds).
+fn tighter(upper: bool, a: f64, b: f64) -> f64 {
+    if upper {
+        a.min(b)
+    } else {
+        a.max(b)
+    }
+}
+
 /// `ln δ(ε)` of a discretised composition (upper or lower side).
 pub(crate) fn ln_delta_at(
     factors: &[Factor],
@@ -553,7 +594,23 @@ pub(crate) fn ln_delta_at(
     let Some(lam) = tilted::saddle(factors, eps) else {
         return Ok(ln_inf);
     };
-    Ok(compose(factors, lam, max_bins, upper, ln_tail)?.ln_delta(eps, upper))
+    let plain = compose(factors, lam, max_bins, upper, ln_tail).map(|c| {
+        let b = c.sum.ln_delta(eps);
+        let side = log_add(c.ln_inf, if upper { b.hi } else { b.lo });
+        (side, b.hi - b.lo)
+    });
+    if let Ok((v, gap)) = plain {
+        if gap <= SPLIT_GAP {
+            return Ok(v);
+        }
+    }
+    let split = jump::Split::new(factors, split_level(factors, eps), max_bins, upper, ln_tail);
+    match (plain, split) {
+        (Ok((v, _)), Ok(Some(s))) => Ok(tighter(upper, v, s.ln_delta(eps))),
+        (Err(_), Ok(Some(s))) => Ok(s.ln_delta(eps)),
+        (Ok((v, _)), _) => Ok(v),
+        (Err(e), _) => Err(e),
+    }
 }
 
 /// Least ε ≥ 0 with `ln δ_upper(ε) ≤ ln_target` (upper) or largest ε with
@@ -576,15 +633,6 @@ pub(crate) fn eps_at(
         return Ok(f64::INFINITY);
     }
     let top = tilted::max_loss(factors);
-    // f(ε) > 0 ⇔ δ side above the target.
-    // At and above the largest finite loss only the +∞ atom remains (exactly).
-    let eval = |c: &Composed, eps: f64| -> f64 {
-        if eps >= top {
-            c.ln_inf - ln_target
-        } else {
-            c.ln_delta(eps, upper) - ln_target
-        }
-    };
     // Saddle-point guess: ln δ_fin(ε) ≈ K − λK' − ln(√(2πK'') λ(λ+1)) at ε = K'(λ)
     // (the tilted law near-Gaussian, the hockey-stick weight integrated against it).
     let ln_fin = ln_target + (-(ln_inf - ln_target).exp()).ln_1p();
@@ -616,10 +664,51 @@ pub(crate) fn eps_at(
     }
     let d = factors[0].law.step;
     let cap = top - 0.5 * d;
-    let mut center = tilted::total_cgf(factors, 0.5 * (lam_lo + lam_hi))
+    let center = tilted::total_cgf(factors, 0.5 * (lam_lo + lam_hi))
         .1
         .min(cap)
         .max(0.0);
+    let plain = eps_tilted(factors, ln_target, upper, max_bins, ln_tail, center);
+    if let Ok((r, gap)) = plain {
+        if gap <= SPLIT_GAP {
+            return Ok(r);
+        }
+    }
+    let hint = plain.as_ref().map_or(center, |p| p.0);
+    match (
+        plain,
+        eps_split(factors, ln_target, upper, max_bins, ln_tail, hint),
+    ) {
+        (Ok((r, _)), Some(w)) => Ok(tighter(upper, r, w)),
+        (Err(_), Some(w)) => Ok(w),
+        (Ok((r, _)), None) => Ok(r),
+        (Err(e), None) => Err(e),
+    }
+}
+
+/// The tilted root search of [`eps_at`] from `center`: the root on the side `upper`
+/// selects, and the gap between the two bounds on `ln δ` at it.
+fn eps_tilted(
+    factors: &[Factor],
+    ln_target: f64,
+    upper: bool,
+    max_bins: usize,
+    ln_tail: f64,
+    center: f64,
+) -> Result<(f64, f64)> {
+    let top = tilted::max_loss(factors);
+    // f(ε) > 0 ⇔ δ side above the target.
+    // At and above the largest finite loss only the +∞ atom remains (exactly).
+    let eval = |c: &Composed, eps: f64| -> f64 {
+        if eps >= top {
+            c.ln_inf - ln_target
+        } else {
+            c.ln_delta(eps, upper) - ln_target
+        }
+    };
+    let d = factors[0].law.step;
+    let cap = top - 0.5 * d;
+    let mut center = center;
     let mut result = None;
     for _round in 0..8 {
         let lam = match tilted::saddle(factors, center) {
@@ -655,61 +744,17 @@ pub(crate) fn eps_at(
             if eval(&comp, a) <= 0.0 {
                 if a <= 0.0 {
                     // δ(0) is already at or below the target: ε = 0 on either side.
-                    return Ok(0.0);
+                    return Ok((0.0, 0.0));
                 }
                 center = a;
                 continue;
             }
         }
-        // f(a) > 0 ≥ f(b), narrowed to 1e-10 relative by regula falsi with the Illinois
-        // modification (each evaluation is a pass over the window; bisection took ~35),
-        // bisecting whenever a step fails to halve the bracket. The invariant holds at
-        // every step, so either end is on its side of the root.
-        let (mut fa, mut fb) = (eval(&comp, a), eval(&comp, b));
-        let mut kept = 0i8; // which end the last step kept (Illinois)
-        for _ in 0..200 {
-            let w = b - a;
-            let mid = 0.5 * (a + b);
-            if mid <= a || mid >= b || w <= 1e-10 * b.abs().max(1e-300) {
-                break;
-            }
-            let falsi = if fa.is_finite() && fb.is_finite() && fa > fb {
-                a + w * fa / (fa - fb)
-            } else {
-                f64::NAN
-            };
-            let m = if falsi > a && falsi < b { falsi } else { mid };
-            let fm = eval(&comp, m);
-            if fm > 0.0 {
-                (a, fa) = (m, fm);
-                if kept == -1 {
-                    fb *= 0.5;
-                }
-                kept = -1;
-            } else {
-                (b, fb) = (m, fm);
-                if kept == 1 {
-                    fa *= 0.5;
-                }
-                kept = 1;
-            }
-            if b - a > 0.5 * w {
-                let mid = 0.5 * (a + b);
-                if mid <= a || mid >= b {
-                    break;
-                }
-                let fm = eval(&comp, mid);
-                if fm > 0.0 {
-                    (a, fa) = (mid, fm);
-                } else {
-                    (b, fb) = (mid, fm);
-                }
-                kept = 0;
-            }
-        }
+        let (a, b) = illinois(&|e| eval(&comp, e), a, b);
         let root = if upper { b } else { a };
         let near = (root - sum.mean).abs() <= 3.0 * sum.sd || lam == 0.0 && root <= sum.mean;
-        result = Some(root);
+        let at = sum.ln_delta(root);
+        result = Some((root, at.hi - at.lo));
         if near {
             break;
         }
@@ -720,4 +765,121 @@ pub(crate) fn eps_at(
         center,
         "a root inside the tilted window (internal: increase the bin budget)",
     ))
+}
+
+/// Narrows `f(a) > 0 ≥ f(b)` to 1e-10 relative by regula falsi with the Illinois
+/// modification (each evaluation is a pass over a window; bisection took ~35),
+/// bisecting whenever a step fails to halve the bracket. The invariant holds at every
+/// step, so either end is on its side of the root.
+fn illinois(f: &dyn Fn(f64) -> f64, a: f64, b: f64) -> (f64, f64) {
+    let (mut a, mut b) = (a, b);
+    let (mut fa, mut fb) = (f(a), f(b));
+    let mut kept = 0i8; // which end the last step kept (Illinois)
+    for _ in 0..200 {
+        let w = b - a;
+        let mid = 0.5 * (a + b);
+        if mid <= a || mid >= b || w <= 1e-10 * b.abs().max(1e-300) {
+            break;
+        }
+        let falsi = if fa.is_finite() && fb.is_finite() && fa > fb {
+            a + w * fa / (fa - fb)
+        } else {
+            f64::NAN
+        };
+        let m = if falsi > a && falsi < b { falsi } else { mid };
+        let fm = f(m);
+        if fm > 0.0 {
+            (a, fa) = (m, fm);
+            if kept == -1 {
+                fb *= 0.5;
+            }
+            kept = -1;
+        } else {
+            (b, fb) = (m, fm);
+            if kept == 1 {
+                fa *= 0.5;
+            }
+            kept = 1;
+        }
+        if b - a > 0.5 * w {
+            let mid = 0.5 * (a + b);
+            if mid <= a || mid >= b {
+                break;
+            }
+            let fm = f(mid);
+            if fm > 0.0 {
+                (a, fa) = (mid, fm);
+            } else {
+                (b, fb) = (mid, fm);
+            }
+            kept = 0;
+        }
+    }
+    (a, b)
+}
+
+/// The root search of [`eps_at`] on one-jump splits (docs/accountant.md §4.1): split at
+/// `hint`, solved, split again at the root while it moves (each split is a valid bound
+/// at any level, so every root found is on its side); `None` where no split applies.
+fn eps_split(
+    factors: &[Factor],
+    ln_target: f64,
+    upper: bool,
+    max_bins: usize,
+    ln_tail: f64,
+    hint: f64,
+) -> Option<f64> {
+    let top = tilted::max_loss(factors);
+    let d = factors[0].law.step;
+    let mut level = split_level(factors, hint);
+    let mut best: Option<f64> = None;
+    for _ in 0..4 {
+        let sp = jump::Split::new(factors, level, max_bins, upper, ln_tail).ok()??;
+        let f = |e: f64| {
+            if e >= top {
+                sp.ln_inf() - ln_target
+            } else {
+                sp.ln_delta(e) - ln_target
+            }
+        };
+        let root = root_from(&f, hint.clamp(0.0, top), (0.01 * hint).max(d), top)?;
+        let root = if upper { root.1 } else { root.0 };
+        best = Some(best.map_or(root, |b| tighter(upper, b, root)));
+        if level == f64::NEG_INFINITY || (root - level).abs() <= 1e-6 * root {
+            break;
+        }
+        level = root;
+    }
+    best
+}
+
+/// `(a, b)` with `f(a) > 0 ≥ f(b)` narrowed by [`illinois`], found by walking from
+/// `start` in doubling steps within `[0, top]` (`f(top) < 0`); `(0, 0)` when `f(0) ≤ 0`.
+fn root_from(f: &dyn Fn(f64) -> f64, start: f64, step: f64, top: f64) -> Option<(f64, f64)> {
+    if f(0.0) <= 0.0 {
+        return Some((0.0, 0.0));
+    }
+    let mut w = step;
+    let (mut a, mut b);
+    if f(start) > 0.0 {
+        a = start;
+        b = (a + w).min(top);
+        while f(b) > 0.0 {
+            if b >= top {
+                return None;
+            }
+            a = b;
+            w *= 2.0;
+            b = (a + w).min(top);
+        }
+    } else {
+        b = start;
+        a = (b - w).max(0.0);
+        while f(a) <= 0.0 {
+            b = a;
+            w *= 2.0;
+            a = (b - w).max(0.0);
+        }
+    }
+    Some(illinois(f, a, b))
 }

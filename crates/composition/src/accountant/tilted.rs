@@ -156,21 +156,21 @@ pub(crate) fn saddle(factors: &[Factor], eps: f64) -> Option<f64> {
 /// The composed tilted law on a window, with its error terms.
 #[derive(Debug, Clone)]
 pub struct TiltedSum {
-    step: f64,
+    pub(crate) step: f64,
     /// Tilt λ ≥ 0.
     pub lambda: f64,
     /// `Σ c_i ln M_i(λ)`.
-    ln_norm: f64,
+    pub(crate) ln_norm: f64,
     /// Absolute grid index of `values[0]`.
-    w_lo: i64,
-    values: Vec<f64>,
+    pub(crate) w_lo: i64,
+    pub(crate) values: Vec<f64>,
     /// Per-bin bound on the absolute error of `values`.
-    err_bin: f64,
+    pub(crate) err_bin: f64,
     /// Chernoff bounds of the tilted mass below and above the window.
-    tail_lo: f64,
-    tail_hi: f64,
+    pub(crate) tail_lo: f64,
+    pub(crate) tail_hi: f64,
     /// `Σ c_i · 4u`, the normalisation error charged to `ln δ`.
-    ln_margin: f64,
+    pub(crate) ln_margin: f64,
     /// Untilted Chernoff bound of the mass above the window (log).
     ln_abs_above: f64,
     /// Tilted mean and standard deviation of the composed loss.

@@ -47,8 +47,6 @@ struct Hockey {
     w_lo: i64,
     suf_a: Vec<f64>,
     suf_b: Vec<f64>,
-    /// Summation and rounding bound of `A − e^{e−s₀}B` (absolute, normalised units).
-    err_sum: f64,
     err_bin: f64,
     tail_lo: f64,
     tail_hi: f64,
@@ -76,15 +74,11 @@ impl Hockey {
             suf_a[t] = suf_a[t + 1] + v;
             suf_b[t] = suf_b[t + 1] + v * (s0 - x).exp();
         }
-        // Recursive sums: ≤ 1.01·n·u·Σv each; the products e^{s0−s}·v, the factor
-        // e^{e−s0}, its product with B and the difference add ≤ 8u·Σv.
-        let err_sum = (2.1 * n as f64 + 20.0) * U * suf_a[0];
         Some(Self {
             step: s.step,
             w_lo: s.w_lo,
             suf_a,
             suf_b,
-            err_sum,
             err_bin: s.err_bin,
             tail_lo: s.tail_lo,
             tail_hi: s.tail_hi,
@@ -112,8 +106,13 @@ impl Hockey {
         } else {
             0.0
         };
-        // The rounding of e = ε − y moves g by at most |Δe| (|g'| ≤ mass ≤ 1).
-        let err = self.err_sum + self.err_bin * (n - t) as f64 + 4.0 * U * (e.abs() + 1.0);
+        // Suffix sums from the top: each within 1.01·(n − t)·u of its own value, and
+        // e^{e−s₀}B ≤ A, so with the products e^{s₀−s}·v, the factor e^{e−s₀}, its
+        // product with B and the difference, ĝ is within (2.1(n − t) + 20)u·A(e). The
+        // rounding of e = ε − y moves g by at most |Δe| (|g'| ≤ mass ≤ 1).
+        let err = (2.1 * (n - t) as f64 + 20.0) * U * self.suf_a[t]
+            + self.err_bin * (n - t) as f64
+            + 4.0 * U * (e.abs() + 1.0);
         if upper {
             let below = if e < s0 { self.tail_lo } else { 0.0 };
             let up = g.max(0.0) + err + self.tail_hi + below;

@@ -320,16 +320,30 @@ impl Accountant {
             return Err(out_of_range("ln delta", ln_delta, "(-1e6, 0)"));
         }
         let acc = self.accuracy.unwrap_or(1e-4);
-        let mut d = self.initial_step(acc);
+        let d0 = self.initial_step(acc);
+        let tail = self.ln_tail(ln_delta);
+        // A law whose range spans far more than PILOT_CELLS first steps (bounded noise
+        // far in its tail) is first asked on PILOT_CELLS cells: that pilot often meets
+        // the accuracy already (the bracket's width grows like the step squared, and the
+        // loss scale behind the first step can be far below what δ needs), and otherwise
+        // its width says how fine the next step must be (docs/accountant.md §6).
+        let wide = self.widest_range(tail) / PILOT_CELLS;
+        let mut pilot = wide > 2.0 * d0;
+        let mut d = if pilot { self.align(wide) } else { d0 };
         let mut last: Option<Answer> = None;
         let mut coarser = 0;
         for _ in 0..12 {
             let r = self
-                .eps_step(ln_delta, d, self.ln_tail(ln_delta))
+                .eps_step(ln_delta, d, tail)
                 .map(|(lo, hi)| (lo.min(hi), hi));
             let (lo, hi) = match r {
                 Ok(v) => v,
                 Err(e) => match (last, &e) {
+                    (_, _) if pilot => {
+                        pilot = false;
+                        d = d0;
+                        continue;
+                    }
                     (Some(a), CompositionError::OutOfRange { .. }) => return Ok(a),
                     (None, CompositionError::OutOfRange { .. }) if coarser < COARSER_TRIES => {
                         coarser += 1;
@@ -338,6 +352,12 @@ impl Accountant {
                     }
                     _ => return Err(e),
                 },
+            };
+            // Every step's bracket holds, so their intersection does (a coarser step can
+            // be the tighter one on a side: a stage's round-off can loosen a finer one).
+            let (lo, hi) = match last {
+                Some(p) => (lo.max(p.lower).min(hi.min(p.upper)), hi.min(p.upper)),
+                None => (lo, hi),
             };
             let width = if hi > 0.0 { (hi - lo) / hi } else { 0.0 };
             let met = width <= acc;
@@ -354,11 +374,31 @@ impl Accountant {
                 return Ok(a);
             }
             last = Some(a);
-            d = self.align(d * (0.9 * (acc / width).sqrt()).clamp(0.1, 0.5));
+            let shrink = 0.9 * (acc / width).sqrt();
+            d = if pilot {
+                // From the pilot straight to the step its width asks for, but never finer
+                // than the usual first step.
+                pilot = false;
+                self.align((d * shrink).clamp(d0, 0.5 * d))
+            } else {
+                self.align(d * shrink.clamp(0.1, 0.5))
+            };
         }
         last.ok_or(CompositionError::Empty { name: "answer" })
     }
+
+    /// The widest of the laws' atomless ranges at the tail cut `ln_tail` (0: none).
+    fn widest_range(&self, ln_tail: f64) -> f64 {
+        self.parts
+            .iter()
+            .filter_map(|p| p.0.continuous_range(ln_tail))
+            .map(|r| r.hi - r.lo)
+            .fold(0.0, f64::max)
+    }
 }
+
+/// Cells of the pilot step of a law with a very wide range (see `epsilon_ln_until`).
+const PILOT_CELLS: f64 = 65536.0;
 
 /// The neighbouring float of `x` towards `to` (positive finite `x`).
 fn next_toward(x: f64, to: f64) -> f64 {
@@ -563,13 +603,16 @@ fn compose(
 /// taken to swamp δ and the one-jump split (docs/accountant.md §4.1) is tried as well.
 const SPLIT_GAP: f64 = 1e-3;
 
-/// The level a composition is split at for a question at ε: ε itself, or below every
-/// loss when there is a single use (then δ is a plain sum over the lattice).
+/// The level a composition is split at for a question at ε: two untilted standard
+/// deviations below ε (the bodies then reach ε by a jump near the level plus a moderate
+/// deviation of the rest, which a tilt resolves, while a level above ε would leave the
+/// bodies' log-convex stretch just above ε unresolved), or below every loss for a single
+/// use (then δ is a plain sum over the lattice).
 fn split_level(factors: &[Factor], eps: f64) -> f64 {
     if factors.iter().map(|f| f.count).sum::<u64>() == 1 {
         f64::NEG_INFINITY
     } else {
-        eps
+        eps - 2.0 * tilted::total_cgf(factors, 0.0).2.sqrt()
     }
 }
 
@@ -833,6 +876,7 @@ fn eps_split(
     let d = factors[0].law.step;
     let mut level = split_level(factors, hint);
     let mut best: Option<f64> = None;
+    let mut prev = hint;
     for _ in 0..4 {
         let sp = jump::Split::new(factors, level, max_bins, upper, ln_tail).ok()??;
         let f = |e: f64| {
@@ -845,10 +889,11 @@ fn eps_split(
         let root = root_from(&f, hint.clamp(0.0, top), (0.01 * hint).max(d), top)?;
         let root = if upper { root.1 } else { root.0 };
         best = Some(best.map_or(root, |b| tighter(upper, b, root)));
-        if level == f64::NEG_INFINITY || (root - level).abs() <= 1e-6 * root {
+        if level == f64::NEG_INFINITY || (root - prev).abs() <= 1e-6 * root {
             break;
         }
-        level = root;
+        prev = root;
+        level = split_level(factors, root);
     }
     best
 }

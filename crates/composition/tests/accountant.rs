@@ -979,3 +979,23 @@ fn two_bounded_uses_at_tiny_delta_match_a_direct_convolution() {
         "optimistic ln δ {at_lo} at ε {lo} vs {lnd}"
     );
 }
+
+/// The radius search when the geometric middle of its bracket is undecided (ε inside the
+/// accountant's bracket there): it used to ask that middle again and again until its
+/// deadline (k = 1e4, ε = 0.5, δ = 1e-126 from 0.8 times the certified radius, as
+/// `dpw calibrate` starts). Now it converges, and the certified radius (Dagan–Kur, an
+/// independent proof) lies above the bracket.
+#[test]
+fn radius_search_moves_past_an_undecided_middle() {
+    use composition::accountant::least_radius_bracket;
+    let fam = densities::bounded::BoundedFamily::power(2.0).unwrap();
+    let (k, eps, delta) = (10_000u64, 0.5, 1e-126);
+    let noise = mgf::BoundedNoise::new(fam).unwrap();
+    let cert = mgf::certified_radius(&noise, k as f64, eps, delta)
+        .unwrap()
+        .radius;
+    let b = least_radius_bracket(fam, k, eps, delta, 0.8 * cert, 1e-3).unwrap();
+    assert!(b.upper / b.lower - 1.0 <= 4e-3 + 1e-9, "{b:?}");
+    assert!(b.evaluations <= 20, "{b:?}");
+    assert!(b.upper < cert, "{b:?} vs certified {cert}");
+}

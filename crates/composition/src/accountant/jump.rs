@@ -174,11 +174,13 @@ pub(crate) struct Split {
 }
 
 impl Split {
-    /// Splits `factors` at the level `c` (`−∞`: everything is tail). `Ok(None)` when no
-    /// factor has mass above `c` (the split is the plain composition).
+    /// Splits `factors` at the level `c` (`−∞`: everything is tail), the bodies tilted at
+    /// the saddle point of `at` (the ε it will be asked about). `Ok(None)` when no factor
+    /// has mass above `c` (the split is the plain composition).
     pub(crate) fn new(
         factors: &[Factor],
         c: f64,
+        at: f64,
         max_bins: usize,
         upper: bool,
         ln_tail: f64,
@@ -248,7 +250,7 @@ impl Split {
             (None, f64::NEG_INFINITY)
         } else {
             let top = tilted::max_loss(&body_factors);
-            match tilted::saddle(&body_factors, c.max(0.0)) {
+            match tilted::saddle(&body_factors, at.max(0.0)) {
                 Some(lam) => (
                     Some(compose(&body_factors, lam, max_bins, upper, ln_tail)?),
                     top,

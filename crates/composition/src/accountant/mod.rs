@@ -647,7 +647,14 @@ pub(crate) fn ln_delta_at(
             return Ok(v);
         }
     }
-    let split = jump::Split::new(factors, split_level(factors, eps), max_bins, upper, ln_tail);
+    let split = jump::Split::new(
+        factors,
+        split_level(factors, eps),
+        eps,
+        max_bins,
+        upper,
+        ln_tail,
+    );
     match (plain, split) {
         (Ok((v, _)), Ok(Some(s))) => Ok(tighter(upper, v, s.ln_delta(eps))),
         (Err(_), Ok(Some(s))) => Ok(s.ln_delta(eps)),
@@ -878,7 +885,7 @@ fn eps_split(
     let mut best: Option<f64> = None;
     let mut prev = hint;
     for _ in 0..4 {
-        let sp = jump::Split::new(factors, level, max_bins, upper, ln_tail).ok()??;
+        let sp = jump::Split::new(factors, level, prev, max_bins, upper, ln_tail).ok()??;
         let f = |e: f64| {
             if e >= top {
                 sp.ln_inf() - ln_target
@@ -899,11 +906,11 @@ fn eps_split(
 }
 
 /// `(a, b)` with `f(a) > 0 ≥ f(b)` narrowed by [`illinois`], found by walking from
-/// `start` in doubling steps within `[0, top]` (`f(top) < 0`); `(0, 0)` when `f(0) ≤ 0`.
+/// `start` in doubling steps within `[0, top]` (`f(top) < 0`); `(0, 0)` when the walk
+/// down reaches `f(0) ≤ 0`. The walk starts at `start`, not at 0: a split's bounds are
+/// valid everywhere but tight only near its level, so far below it a lower bound can
+/// fall under the target although δ itself is far above it.
 fn root_from(f: &dyn Fn(f64) -> f64, start: f64, step: f64, top: f64) -> Option<(f64, f64)> {
-    if f(0.0) <= 0.0 {
-        return Some((0.0, 0.0));
-    }
     let mut w = step;
     let (mut a, mut b);
     if f(start) > 0.0 {
@@ -921,6 +928,9 @@ fn root_from(f: &dyn Fn(f64) -> f64, start: f64, step: f64, top: f64) -> Option<
         b = start;
         a = (b - w).max(0.0);
         while f(a) <= 0.0 {
+            if a <= 0.0 {
+                return Some((0.0, 0.0));
+            }
             b = a;
             w *= 2.0;
             a = (b - w).max(0.0);

@@ -90,6 +90,8 @@ pub fn least_radius_bracket_until(
     };
     // r_ok: certified sufficient (ε_up ≤ ε); r_bad: certified insufficient (ε_lo > ε).
     let (mut r_ok, mut r_bad): (Option<f64>, Option<f64>) = (None, None);
+    // The least and largest r certified neither way (ε inside their bracket).
+    let mut undecided: Option<(f64, f64)> = None;
     let mut r = (1.0 / start).min(0.5);
     let mut last: Option<(f64, f64)> = None; // (ln r, ln ε_mid) of the previous point
     for _ in 0..40 {
@@ -99,6 +101,9 @@ pub fn least_radius_bracket_until(
         }
         if lo > epsilon {
             r_bad = Some(r_bad.map_or(r, |v: f64| v.min(r)));
+        }
+        if up > epsilon && lo <= epsilon {
+            undecided = Some(undecided.map_or((r, r), |(u, v)| (u.min(r), v.max(r))));
         }
         if let (Some(a), Some(b)) = (r_ok, r_bad) {
             if b / a - 1.0 <= 4.0 * accuracy + 1e-9 {
@@ -124,7 +129,19 @@ pub fn least_radius_bracket_until(
         r = match (r_ok, r_bad) {
             (None, _) => aim(up, 1.0 - accuracy),
             (Some(_), None) => aim(lo, 1.0 + accuracy),
-            (Some(a), Some(b)) => (a * b).sqrt(),
+            // Bisect in log r, on the side of the undecided stretch with the wider gap:
+            // the geometric middle itself may be undecided (the bracket of ε there
+            // contains ε), and asking it again would not move the search.
+            (Some(a), Some(b)) => match undecided {
+                Some((u, v)) if u > a && v < b => {
+                    if u / a >= b / v {
+                        (a * u).sqrt()
+                    } else {
+                        (v * b).sqrt()
+                    }
+                }
+                _ => (a * b).sqrt(),
+            },
         };
         r = r.min(0.5);
     }

@@ -1,6 +1,6 @@
 //! Hostile-input property test (issue 15): every checked-in manifest mutated through
-//! `--set` (extreme numbers, NaN/inf, subnormals, huge grids, empty arrays, wrong types)
-//! and `dpw calibrate` with mutated arguments. For every case the binary must
+//! `--set` (extreme numbers, NaN/inf, subnormals, huge grids, empty arrays, wrong types),
+//! `dpw calibrate` with mutated arguments and `dpw account` with mutated mechanism specs. For every case the binary must
 //!
 //! - exit 0 or 2 (never a panic, 101, an abort or a signal, never 1 for an input that
 //!   validation let through),
@@ -425,10 +425,84 @@ fn calibrate_case(rng: &mut impl Rng) -> (Vec<String>, bool) {
     (line, format == "json")
 }
 
+/// A `dpw account` command line: one or two mechanism specs, each with hostile values
+/// (and sometimes a hostile key), a hostile δ or ε and sometimes a hostile accuracy. The
+/// specs' well-formed values reach the accountant's hard cases (bounded noise at δ down
+/// to 1e-300 and counts up to 1e10, where its one-jump split and pilot step work).
+fn account_case(rng: &mut impl Rng) -> (Vec<String>, bool) {
+    // Mostly well-formed values (so that the accountant itself is exercised), now and
+    // then a hostile one.
+    fn mix(rng: &mut impl Rng, good: &[&str], bad: &[&str]) -> String {
+        if rng.gen_bool(0.85) {
+            pick(rng, good)
+        } else {
+            pick(rng, bad)
+        }
+    }
+    let good = ["1", "2", "0.5", "1e-3", "1e3", "300", "85000", "1e8"];
+    let bad = [
+        "0", "-1", "nan", "inf", "1e-320", "1e308", "", "abc", "1e11",
+    ];
+    let counts = ["1", "2", "10", "1000", "1e4", "1e6", "1e10"];
+    let bad_counts = ["1e11", "0", "-3", "2.5", "nan"];
+    let mut line = vec!["account".to_string()];
+    for _ in 0..rng.gen_range(1..=2) {
+        let kinds = [
+            format!("gaussian:sigma={}", mix(rng, &good, &bad)),
+            format!("laplace:scale={}", mix(rng, &good, &bad)),
+            format!("rr:epsilon={}", mix(rng, &good, &bad)),
+            format!(
+                "truncated-laplace:epsilon={},delta={}",
+                mix(rng, &good, &bad),
+                mix(rng, &["1e-6", "0.01"], &["0.5", "0", "1", "nan"])
+            ),
+            format!(
+                "bounded:family=power,alpha={},radius={}",
+                mix(rng, &["2", "0.5", "5"], &["0", "nan", "1e6"]),
+                mix(rng, &good, &bad)
+            ),
+            format!("bounded:family=exp,radius={}", mix(rng, &good, &bad)),
+            "bounded:family=gauss,radius=10".to_string(),
+            format!(
+                "gaussian:sigma=1,{}=1",
+                pick(rng, &["scale", "sigma", "", "count=2"])
+            ),
+        ];
+        let mut spec = kinds.choose(rng).expect("kinds").clone();
+        if rng.gen_bool(0.6) {
+            spec.push_str(&format!(",count={}", mix(rng, &counts, &bad_counts)));
+        }
+        if rng.gen_bool(0.2) {
+            spec.push_str(&format!(",sensitivity={}", mix(rng, &good, &bad)));
+        }
+        line.push("--mechanism".into());
+        line.push(spec);
+    }
+    let bad_small = ["0", "1", "nan", "-1", "1e-320", "5e-324", "2"];
+    if rng.gen_bool(0.7) {
+        let d = [
+            "1e-300", "1e-126", "1e-60", "1e-10", "1e-6", "0.5", "0.999999",
+        ];
+        line.push(format!("--delta={}", mix(rng, &d, &bad_small)));
+    } else {
+        let e = ["1e-3", "0.1", "1", "10", "100"];
+        line.push(format!("--epsilon={}", mix(rng, &e, &bad_small)));
+    }
+    if rng.gen_bool(0.3) {
+        let acc = mix(rng, &["1e-2", "1e-3", "1e-4"], &["1e-8", "0", "2", "nan"]);
+        line.push(format!("--accuracy={acc}"));
+    }
+    let format = *["table", "csv", "json"].choose(rng).expect("formats");
+    line.push(format!("--format={format}"));
+    (line, format == "json")
+}
+
 #[test]
 fn hostile_manifests_and_calibrate_arguments_exit_0_or_2_cleanly() {
     let cases: usize = env_or("DPW_FUZZ_CASES", 600);
     let seed: u64 = env_or("DPW_FUZZ_SEED", 15);
+    // `DPW_FUZZ_ONLY=account`: every case a `dpw account` line (a deeper look at it).
+    let only_account = std::env::var("DPW_FUZZ_ONLY").is_ok_and(|v| v == "account");
     let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
     let root = root();
     let mut manifests: Vec<PathBuf> = fs::read_dir(root.join("experiments"))
@@ -460,8 +534,17 @@ fn hostile_manifests_and_calibrate_arguments_exit_0_or_2_cleanly() {
     for case in 0..cases {
         let scratch = tempfile::tempdir().expect("tempdir");
         let out_dir = scratch.path().join("out");
-        let (args, calibrate, json) = if rng.gen_bool(0.25) {
-            let (a, j) = calibrate_case(&mut rng);
+        let (args, calibrate, json) = if only_account || rng.gen_bool(0.25) && !only_account {
+            if only_account {
+                let (a, j) = account_case(&mut rng);
+                (a, true, j)
+            } else {
+                let (a, j) = calibrate_case(&mut rng);
+                (a, true, j)
+            }
+        } else if rng.gen_bool(0.12) {
+            // `dpw account` is judged as `calibrate` is: it prints, it writes no files.
+            let (a, j) = account_case(&mut rng);
             (a, true, j)
         } else {
             let (id, doc, nodes) = parsed.choose(&mut rng).expect("manifests");
@@ -507,7 +590,7 @@ fn hostile_manifests_and_calibrate_arguments_exit_0_or_2_cleanly() {
             }
             Some(class) => {
                 let what = if calibrate {
-                    "calibrate".to_string()
+                    args[0].clone()
                 } else {
                     args[1].clone()
                 };

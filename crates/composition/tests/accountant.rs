@@ -756,10 +756,7 @@ fn mutated_specs_are_parsed_or_refused_without_panic() {
 fn wide_bounded_noise_reaches_delta_1e_minus_126() {
     let fam = densities::bounded::BoundedFamily::power(2.0).unwrap();
     let (k, eps, delta) = (1_000_000u64, 0.1, 1e-126);
-    let noise = mgf::BoundedNoise::new(fam).unwrap();
-    let cert = mgf::certified_radius(&noise, k as f64, eps, delta)
-        .unwrap()
-        .radius;
+    let cert = dagan_kur_radius(fam, k, eps, delta);
     let law = BoundedNoiseLaw::new(fam, cert, 1.0).unwrap();
     // The tail the accountant asks for at this δ (docs/accountant.md §5).
     let ln_tail = delta.ln() - (k as f64).ln() - 12.0;
@@ -811,6 +808,15 @@ fn wide_bounded_noise_reaches_delta_1e_minus_126() {
         e.lower
     );
     assert!(e.upper / e.lower - 1.0 <= 2e-3, "{e:?}");
+}
+
+/// Dagan–Kur's certified radius (mgf's Chernoff bound): sufficient by a proof separate
+/// from the accountant's.
+fn dagan_kur_radius(fam: densities::bounded::BoundedFamily, k: u64, eps: f64, delta: f64) -> f64 {
+    let noise = mgf::BoundedNoise::new(fam).unwrap();
+    mgf::certified_radius(&noise, k as f64, eps, delta)
+        .unwrap()
+        .radius
 }
 
 /// `ln ∫_a^b e^{g(x)} dx` by composite Simpson with `n` (even) panels, in log space.
@@ -975,10 +981,7 @@ fn radius_search_moves_past_an_undecided_middle() {
     use composition::accountant::least_radius_bracket;
     let fam = densities::bounded::BoundedFamily::power(2.0).unwrap();
     let (k, eps, delta) = (10_000u64, 0.5, 1e-126);
-    let noise = mgf::BoundedNoise::new(fam).unwrap();
-    let cert = mgf::certified_radius(&noise, k as f64, eps, delta)
-        .unwrap()
-        .radius;
+    let cert = dagan_kur_radius(fam, k, eps, delta);
     let b = least_radius_bracket(fam, k, eps, delta, 0.8 * cert, 1e-3).unwrap();
     assert!(b.upper / b.lower - 1.0 <= 4e-3 + 1e-9, "{b:?}");
     assert!(b.evaluations <= 20, "{b:?}");

@@ -27,10 +27,11 @@
 //! union bound `P(|X| > L) ≤ β/k` and never more than RΔ.
 
 use crate::ranges;
-use composition::accountant::least_radius_bracket_until;
+use composition::accountant::{least_radius_bracket_until, DEADLINE_NAME};
 use composition::pld::{
     exact_calibration, pessimistic_min_delta, RadiusSettings, PESSIMISTIC_MAX_K,
 };
+use composition::CompositionError;
 use densities::bounded::BoundedFamily;
 use densities::gaussian::{analytic_sigma, classical_sigma};
 use densities::normal::max_abs_quantile;
@@ -389,7 +390,7 @@ fn bounded_exact(req: &Request, cert: f64) -> (Result<Numbers, String>, String) 
                 1e-3,
                 Some(deadline),
             )
-            .map_err(|e| exact_failure(&e.to_string()))?;
+            .map_err(|e| exact_failure(&e))?;
             let note = format!(
                 "least R certified by the tilted privacy-loss accountant, in [{}, {}] \
                  ({:.1} % below the certified R)",
@@ -441,8 +442,8 @@ pub const EXACT_SECONDS: f64 = 20.0;
 /// give: its deadline (measured: k from about 3e4 to 3e5 at δ ≤ 1e-126, where the Gaussian
 /// bulk of the composition and single large losses weigh alike and neither one tilt nor
 /// the one-jump split of docs/accountant.md §4.1 is tight), or its error.
-fn exact_failure(err: &str) -> String {
-    if err.contains("deadline") {
+fn exact_failure(err: &CompositionError) -> String {
+    if matches!(err, CompositionError::OutOfRange { name, .. } if *name == DEADLINE_NAME) {
         format!(
             "not computed: the exact search did not finish in {EXACT_SECONDS} s (at this k \
              and delta the bulk of the composition and single large losses weigh alike, \
@@ -752,41 +753,51 @@ mod tests {
     #[test]
     fn exact_bounded_row_is_below_certified_and_explains_its_limits() {
         // (certified row, exact row) of bounded noise for (ε, δ, k, sensitivity).
-        let rows = |delta: f64, k: f64, s: f64| {
-            let out = calibrate(&Request::new(1.0, delta, k, s, 0.05).unwrap());
+        let rows = |eps: f64, delta: f64, k: f64, s: f64| {
+            let out = calibrate(&Request::new(eps, delta, k, s, 0.05).unwrap());
             let get = |m: &str| out.iter().find(|r| r.mechanism == m).unwrap().clone();
             (
                 get("bounded noise power(2)"),
                 get("bounded power(2), exact R"),
             )
         };
-        let (cert, exact) = rows(1e-6, 10.0, 2.0);
+        let (cert, exact) = rows(1.0, 1e-6, 10.0, 2.0);
         let (cert, n) = (cert.result.unwrap(), exact.result.clone().unwrap());
         assert!(n.scale < cert.scale && n.scale > 0.5 * cert.scale);
         assert!(exact.note.contains("estimate of the exact least R"));
         // Beyond the lattice accountant's range (δ below its floor, k > 1e5): no reason
         // given, the tilted accountant's certified R instead.
-        let (_, row) = rows(1e-11, 10.0, 1.0);
+        let (_, row) = rows(1.0, 1e-11, 10.0, 1.0);
         assert!(row.result.is_ok(), "{:?}", row.result);
         assert!(row.note.contains("certified by the tilted"), "{}", row.note);
         // Tiny δ at a small and at a large count (one-jump split, pilot step: seconds),
         // and a large ε (over a minute before): computed, and below the certified R.
         for (eps, delta, k) in [(1.0, 1e-126, 10.0), (1.0, 1e-250, 1e7), (100.0, 1e-20, 1.0)] {
-            let out = calibrate(&Request::new(eps, delta, k, 1.0, 0.05).unwrap());
-            let get = |m: &str| out.iter().find(|r| r.mechanism == m).unwrap().clone();
-            let cert = get("bounded noise power(2)").result.unwrap();
-            let row = get("bounded power(2), exact R");
-            let n = row.result.clone().unwrap();
+            let (cert, row) = rows(eps, delta, k, 1.0);
+            let (cert, n) = (cert.result.unwrap(), row.result.clone().unwrap());
             assert!(
                 n.scale < cert.scale && n.scale > 0.5 * cert.scale,
                 "ε {eps} δ {delta} k {k}: {row:?}"
             );
             assert!(row.note.contains("certified by the tilted"), "{}", row.note);
         }
-        // A search stopped at its deadline says so, and that the certified R holds.
-        let why = exact_failure("radius search: stopped at its deadline");
+        // A search stopped at its deadline says so, and that the certified R holds; any
+        // other failure is named as it is.
+        let past = Instant::now() - Duration::from_millis(1);
+        let late = least_radius_bracket_until(
+            BoundedFamily::power(2.0).unwrap(),
+            10,
+            1.0,
+            1e-126,
+            1000.0,
+            1e-3,
+            Some(past),
+        )
+        .unwrap_err();
+        let why = exact_failure(&late);
         assert!(why.contains("did not finish in 20 s") && why.contains("certified R above holds"));
-        assert!(exact_failure("window").contains("failed (window)"));
+        let other = CompositionError::Empty { name: "answer" };
+        assert!(exact_failure(&other).contains("certified accountant failed"));
     }
 
     /// Far beyond the FFT accountant (k = 1e8, 1e10), the exact least R approaches the

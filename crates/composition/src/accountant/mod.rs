@@ -38,7 +38,7 @@ pub use lattice::{GridCells, Lattice};
 pub use law::{
     BoundedNoiseLaw, ClippedLaplaceLaw, ContinuousRange, DiscreteLaw, GaussianLaw, LossLaw,
 };
-pub use radius::{least_radius_bracket, least_radius_bracket_until, RadiusBracket};
+pub use radius::{least_radius_bracket, least_radius_bracket_until, RadiusBracket, DEADLINE_NAME};
 pub use spec::{Composition, MechanismKind, MechanismSpec, SpecError};
 pub use tilted::{Factor, TiltedSum};
 pub use tradeoff::TradeoffPoint;
@@ -625,6 +625,17 @@ fn tighter(upper: bool, a: f64, b: f64) -> f64 {
     }
 }
 
+/// The answer from the tilted evaluation (`plain`) and the one-jump split (`split`,
+/// `None` where it does not apply or failed): the tighter of the two on the side `upper`
+/// selects, or the one there is; the tilted evaluation's error when there is neither.
+fn plain_or_split(upper: bool, plain: Result<f64>, split: Option<f64>) -> Result<f64> {
+    match (plain, split) {
+        (Ok(v), Some(w)) => Ok(tighter(upper, v, w)),
+        (Err(_), Some(w)) => Ok(w),
+        (plain, None) => plain,
+    }
+}
+
 /// `ln δ(ε)` of a discretised composition (upper or lower side).
 pub(crate) fn ln_delta_at(
     factors: &[Factor],
@@ -655,12 +666,8 @@ pub(crate) fn ln_delta_at(
         upper,
         ln_tail,
     );
-    match (plain, split) {
-        (Ok((v, _)), Ok(Some(s))) => Ok(tighter(upper, v, s.ln_delta(eps))),
-        (Err(_), Ok(Some(s))) => Ok(s.ln_delta(eps)),
-        (Ok((v, _)), _) => Ok(v),
-        (Err(e), _) => Err(e),
-    }
+    let split = split.ok().flatten().map(|s| s.ln_delta(eps));
+    plain_or_split(upper, plain.map(|p| p.0), split)
 }
 
 /// Least ε ≥ 0 with `ln δ_upper(ε) ≤ ln_target` (upper) or largest ε with
@@ -725,15 +732,8 @@ pub(crate) fn eps_at(
         }
     }
     let hint = plain.as_ref().map_or(center, |p| p.0);
-    match (
-        plain,
-        eps_split(factors, ln_target, upper, max_bins, ln_tail, hint),
-    ) {
-        (Ok((r, _)), Some(w)) => Ok(tighter(upper, r, w)),
-        (Err(_), Some(w)) => Ok(w),
-        (Ok((r, _)), None) => Ok(r),
-        (Err(e), None) => Err(e),
-    }
+    let split = eps_split(factors, ln_target, upper, max_bins, ln_tail, hint);
+    plain_or_split(upper, plain.map(|p| p.0), split)
 }
 
 /// The tilted root search of [`eps_at`] from `center`: the root on the side `upper`

@@ -26,6 +26,10 @@ pub struct RadiusBracket {
     pub evaluations: usize,
 }
 
+/// The `name` of the error [`least_radius_bracket_until`] gives when its deadline has
+/// passed (`CompositionError::OutOfRange`), for callers that explain it.
+pub const DEADLINE_NAME: &str = "radius search (accountant evaluations)";
+
 /// `[ε_lo, ε_up]` of k queries with noise radius `1/r` at δ.
 fn eps_bracket(family: BoundedFamily, r: f64, k: u64, delta: f64, acc: f64) -> Result<(f64, f64)> {
     let law = BoundedNoiseLaw::new(family, 1.0 / r, 1.0)?;
@@ -74,7 +78,7 @@ pub fn least_radius_bracket_until(
     let mut eval = |r: f64| -> Result<(f64, f64)> {
         if deadline.is_some_and(|d| std::time::Instant::now() > d) {
             return Err(out_of_range(
-                "radius search (accountant evaluations)",
+                DEADLINE_NAME,
                 evaluations as f64,
                 "within the time allowed: the search was stopped at its deadline",
             ));

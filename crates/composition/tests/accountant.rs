@@ -909,6 +909,42 @@ fn single_bounded_use_at_tiny_delta_matches_quadrature() {
     }
 }
 
+/// δ(ε) questions where δ is tiny and bounded noise is far in its tail (the one-jump
+/// regime). One use: the bracket of `ln δ` holds the quadrature. Ten thousand uses at
+/// R = 85000, where the old refinement stopped at [9.6e-127, 5.4e-95] (no pilot step, a
+/// tail cut made for a loose lower end, its finer steps beyond the stage budget): the
+/// accuracy is met, and the other direction agrees: ε at the bracket's upper δ is at
+/// most the ε asked.
+#[test]
+fn delta_questions_at_tiny_delta_meet_the_accuracy() {
+    let fam = densities::bounded::BoundedFamily::power(2.0).unwrap();
+    for &eps in &[5.7, 19.0] {
+        let law = BoundedNoiseLaw::new(fam, 1000.0, 1.0).unwrap();
+        let acc = Accountant::new(vec![(Box::new(law), 1)]).unwrap();
+        let d = acc.delta(eps).unwrap();
+        assert!(d.accuracy_met, "ε {eps}: {d:?}");
+        let q = bounded_single_ln_delta(1000.0, eps);
+        assert!(
+            d.ln_lower <= q + 1e-6 && q - 1e-6 <= d.ln_upper,
+            "ε {eps}: quadrature ln δ {q} outside [{}, {}]",
+            d.ln_lower,
+            d.ln_upper
+        );
+    }
+    let eps = 0.2275;
+    let law = BoundedNoiseLaw::new(fam, 85000.0, 1.0).unwrap();
+    let acc = Accountant::new(vec![(Box::new(law), 10_000)]).unwrap();
+    let d = acc.delta(eps).unwrap();
+    assert!(d.accuracy_met && d.ln_upper < -280.0, "{d:?}");
+    assert!(-(d.ln_lower - d.ln_upper).exp_m1() <= 1e-3, "{d:?}");
+    let at_upper = acc.epsilon_ln(d.ln_upper).unwrap();
+    assert!(
+        at_upper.lower <= eps && eps - at_upper.lower < 1e-4,
+        "ε at ln δ {}: {at_upper:?}",
+        d.ln_upper
+    );
+}
+
 /// `ln δ(ε)` of the two-fold composition of a lattice by a direct convolution in log
 /// space (no FFT, no tilt, no split): the independent reference of the one-jump split.
 fn two_fold_ln_delta(lat: &Lattice, eps: f64) -> f64 {

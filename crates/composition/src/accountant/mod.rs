@@ -30,6 +30,7 @@ pub mod lattice;
 pub mod law;
 pub mod radius;
 pub mod spec;
+mod steps;
 pub mod subsampled;
 pub mod tilted;
 pub mod tradeoff;
@@ -45,6 +46,7 @@ pub use tradeoff::TradeoffPoint;
 
 use crate::error::{out_of_range, CompositionError, Result};
 use law::log_add;
+use steps::{AfterError, Steps};
 
 /// Largest count of one mechanism.
 pub const MAX_COUNT: u64 = 10_000_000_000;
@@ -228,52 +230,69 @@ impl Accountant {
             return Err(out_of_range("epsilon", eps, "[0, inf), finite"));
         }
         let acc = self.accuracy.unwrap_or(1e-3);
-        let mut d = self.initial_step(acc);
-        let mut last: Option<Answer> = None;
+        let d0 = self.initial_step(acc);
+        let align = |d| self.align(d);
         // δ unknown yet: cut the tails for a δ of e^{−60} first (a narrow range, hence
-        // few cells: most questions have δ above it), then follow the lower bound when the
+        // few cells: most questions have δ above it), then follow the bracket when the
         // truncated mass comes within e^{12} of δ's upper end. The bracket holds at any
         // cut: the pessimistic side charges the cut mass to δ, the optimistic drops it.
         let mut tail = self.ln_tail(FIRST_LN_DELTA);
         let mut retails = 0;
         let ln_k = self.total_count().ln();
         // Each law's losses are capped far above ε (docs/accountant.md §9): at a guess of
-        // δ first (e^{-18}), raised when δ turns out much smaller.
+        // δ first (e^{-18}), lowered when δ turns out much smaller.
         let mut ln_guess = -18.0f64;
         let mut recaps = 0;
-        let mut coarser = 0;
-        for _ in 0..12 {
-            let cap = eps - ln_guess + ln_k + 22.0;
-            let r = self.delta_step_capped(eps, d, tail, cap);
-            let (lo, hi) = match r {
+        let cap_at = |ln_guess: f64| eps - ln_guess + ln_k + 22.0;
+        let mut steps = Steps::start(d0, self.widest_range(tail, cap_at(ln_guess)), align);
+        // Every step's bracket holds (at any cut and cap), so their intersection does.
+        let mut bound = (f64::NEG_INFINITY, 0.0f64);
+        let mut last: Option<Answer> = None;
+        for _ in 0..16 {
+            let cap = cap_at(ln_guess);
+            let rr = self.delta_step_capped(eps, steps.d, tail, cap);
+            let (lo_here, hi_here) = match rr {
                 Ok(v) => v,
-                Err(e) => match (last, &e) {
-                    (Some(a), _) => return Ok(a),
-                    (None, CompositionError::OutOfRange { .. }) if coarser < COARSER_TRIES => {
-                        // The first step is too fine for the bin budget (a wide tilted
-                        // law): start coarser, refinement then follows the width.
-                        coarser += 1;
-                        d = self.align(d * 8.0);
-                        continue;
-                    }
-                    (None, _) => return Err(e),
+                Err(e) => match steps.after_error(&e, last.map(|a| a.step), align) {
+                    AfterError::Retry => continue,
+                    AfterError::Stop => return last.ok_or(e),
+                    AfterError::Fail => return Err(e),
                 },
             };
+            bound = (bound.0.max(lo_here), bound.1.min(hi_here));
+            let (lo, hi) = (bound.0.min(bound.1), bound.1);
             // The truncated tails (charged to δ) must stay far below δ itself (a few
             // tries: where δ itself is 0 or below any tail, the bracket [0, upper] stands).
-            if hi.is_finite() && hi - (tail + ln_k) < 12.0 && tail > -1e6 && retails < 3 {
+            // This step's own upper end says whether its cut limits it; then cut for the
+            // lower end.
+            let guess = if lo.is_finite() { lo } else { hi - 1000.0 };
+            let cut_limits = hi_here.is_finite() && hi_here - (tail + ln_k) < 12.0;
+            let mut moved = false;
+            if cut_limits && tail > -1e6 && retails < 4 {
                 retails += 1;
-                let guess = if lo.is_finite() { lo } else { hi - 1000.0 };
                 tail = self.ln_tail(guess);
+                moved = true;
+            } else {
+                // The bracket is now set by the laws, not by the cut: cap the losses for
+                // it, and cut no deeper than it needs (a cut made for a loose lower end
+                // can cost millions of cells).
+                if hi.is_finite() && hi < ln_guess - 5.0 && recaps < 3 {
+                    recaps += 1;
+                    ln_guess = guess;
+                    moved = true;
+                }
+                if lo.is_finite() && self.ln_tail(lo) > tail + 30.0 && retails < 4 {
+                    retails += 1;
+                    tail = self.ln_tail(lo);
+                    moved = true;
+                }
+            }
+            if moved {
+                if last.is_none() {
+                    steps = Steps::start(d0, self.widest_range(tail, cap_at(ln_guess)), align);
+                }
                 continue;
             }
-            if hi.is_finite() && hi < ln_guess - 5.0 && recaps < 3 {
-                recaps += 1;
-                ln_guess = if lo.is_finite() { lo } else { hi - 1000.0 };
-                continue;
-            }
-            let hi = hi.min(0.0);
-            let lo = lo.min(hi);
             let width = -(lo - hi).exp_m1();
             let met = width <= acc;
             let a = Answer {
@@ -282,7 +301,7 @@ impl Accountant {
                 upper: hi.exp(),
                 ln_lower: lo,
                 ln_upper: hi,
-                step: d,
+                step: steps.d,
                 accuracy_met: met,
             };
             if met || hi == f64::NEG_INFINITY {
@@ -295,7 +314,7 @@ impl Accountant {
                 return Ok(a);
             }
             last = Some(a);
-            d = self.align(d * (0.9 * (acc / width).sqrt()).clamp(0.1, 0.5));
+            steps.refine(width, acc, align);
         }
         last.ok_or(CompositionError::Empty { name: "answer" })
     }
@@ -320,37 +339,24 @@ impl Accountant {
             return Err(out_of_range("ln delta", ln_delta, "(-1e6, 0)"));
         }
         let acc = self.accuracy.unwrap_or(1e-4);
-        let d0 = self.initial_step(acc);
         let tail = self.ln_tail(ln_delta);
-        // A law whose range spans far more than PILOT_CELLS first steps (bounded noise
-        // far in its tail) is first asked on PILOT_CELLS cells: that pilot often meets
-        // the accuracy already (the bracket's width grows like the step squared, and the
-        // loss scale behind the first step can be far below what δ needs), and otherwise
-        // its width says how fine the next step must be (docs/accountant.md §6).
-        let wide = self.widest_range(tail) / PILOT_CELLS;
-        let mut pilot = wide > 2.0 * d0;
-        let mut d = if pilot { self.align(wide) } else { d0 };
+        let align = |d| self.align(d);
+        let mut steps = Steps::start(
+            self.initial_step(acc),
+            self.widest_range(tail, f64::INFINITY),
+            align,
+        );
         let mut last: Option<Answer> = None;
-        let mut coarser = 0;
-        for _ in 0..12 {
+        for _ in 0..16 {
             let r = self
-                .eps_step(ln_delta, d, tail)
+                .eps_step(ln_delta, steps.d, tail)
                 .map(|(lo, hi)| (lo.min(hi), hi));
             let (lo, hi) = match r {
                 Ok(v) => v,
-                Err(e) => match (last, &e) {
-                    (_, _) if pilot => {
-                        pilot = false;
-                        d = d0;
-                        continue;
-                    }
-                    (Some(a), CompositionError::OutOfRange { .. }) => return Ok(a),
-                    (None, CompositionError::OutOfRange { .. }) if coarser < COARSER_TRIES => {
-                        coarser += 1;
-                        d = self.align(d * 8.0);
-                        continue;
-                    }
-                    _ => return Err(e),
+                Err(e) => match steps.after_error(&e, last.map(|a| a.step), align) {
+                    AfterError::Retry => continue,
+                    AfterError::Stop => return last.ok_or(e),
+                    AfterError::Fail => return Err(e),
                 },
             };
             // Every step's bracket holds, so their intersection does (a coarser step can
@@ -367,38 +373,28 @@ impl Accountant {
                 upper: hi,
                 ln_lower: lo.ln(),
                 ln_upper: hi.ln(),
-                step: d,
+                step: steps.d,
                 accuracy_met: met,
             };
             if met || hi <= below {
                 return Ok(a);
             }
             last = Some(a);
-            let shrink = 0.9 * (acc / width).sqrt();
-            d = if pilot {
-                // From the pilot straight to the step its width asks for, but never finer
-                // than the usual first step.
-                pilot = false;
-                self.align((d * shrink).clamp(d0, 0.5 * d))
-            } else {
-                self.align(d * shrink.clamp(0.1, 0.5))
-            };
+            steps.refine(width, acc, align);
         }
         last.ok_or(CompositionError::Empty { name: "answer" })
     }
 
-    /// The widest of the laws' atomless ranges at the tail cut `ln_tail` (0: none).
-    fn widest_range(&self, ln_tail: f64) -> f64 {
+    /// The widest of the laws' atomless ranges at the tail cut `ln_tail`, their losses
+    /// capped at `cap` (0: none).
+    fn widest_range(&self, ln_tail: f64, cap: f64) -> f64 {
         self.parts
             .iter()
             .filter_map(|p| p.0.continuous_range(ln_tail))
-            .map(|r| r.hi - r.lo)
+            .map(|r| (r.hi.min(cap) - r.lo).max(0.0))
             .fold(0.0, f64::max)
     }
 }
-
-/// Cells of the pilot step of a law with a very wide range (see `epsilon_ln_until`).
-const PILOT_CELLS: f64 = 65536.0;
 
 /// The neighbouring float of `x` towards `to` (positive finite `x`).
 fn next_toward(x: f64, to: f64) -> f64 {
@@ -462,9 +458,6 @@ impl Accountant {
         Ok((lo?, hi?))
     }
 }
-
-/// How many times a first step that overflows the bin budget is made 8× coarser.
-const COARSER_TRIES: usize = 3;
 
 /// The δ (log) whose tails the first discretisation of a δ(ε) question keeps.
 const FIRST_LN_DELTA: f64 = -60.0;
@@ -548,6 +541,10 @@ fn compose(
         1.0
     };
     let d2 = d * r;
+    // A stage's window, with its tail reaching down to the truncation target, may be
+    // wider than the stage size assumed above (a law far in its tail): allow up to half
+    // the budget (about 300 MiB of work arrays a side at the default).
+    let stage_cap = (max_bins / 2).max(4 * STAGE_BINS);
     let mut coarse: Vec<(Lattice, u64)> = Vec::new();
     let mut stage = |law: &Lattice, m: u64, q: u64| -> Result<()> {
         if m == 1 {
@@ -564,7 +561,7 @@ fn compose(
         let (base0, _, _) = tilted::total_cgf(&f, 0.0);
         // The mass above the stage's window goes to +∞, where q copies charge it to δ
         // directly: keep it below the laws' own truncation target over q copies.
-        let s = TiltedSum::with_abs_tail(&f, lam, 4 * STAGE_BINS, ln_tail - (q as f64).ln())?;
+        let s = TiltedSum::with_abs_tail(&f, lam, stage_cap, ln_tail - (q as f64).ln())?;
         let (wl, _) = s.range();
         let ln_below = tilted::ln_chernoff(&f, 0.0, base0, wl, false);
         let lat = s.to_lattice(upper, tilted::ln_inf_total(&f, upper), ln_below);

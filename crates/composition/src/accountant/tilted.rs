@@ -434,7 +434,7 @@ impl TiltedSum {
             return Err(out_of_range(
                 "FFT window (bins)",
                 n as f64,
-                "within the bin budget of one FFT window (2^23 by default, 2^21 for a stage of a huge count): ask for a coarser accuracy",
+                "within the bin budget of one FFT window (2^23 by default, 2^22 for a stage of a large count): ask for a coarser accuracy",
             ));
         }
         let tail_lo = ln_chernoff(factors, lambda, base, w_lo as f64 * d, false).exp();

@@ -1,0 +1,105 @@
+//! The grid-step schedule shared by the two refinement loops of the accountant
+//! (`δ(ε)` and `ε(δ)`, docs/accountant.md §6): a pilot step for very wide laws, a coarser
+//! first step when the first one overflows the bin budget, a step between the last good
+//! one and an overflowing one, and the next step from a bracket's width.
+
+use crate::error::CompositionError;
+
+/// Cells of the pilot step of a law with a very wide range.
+pub(super) const PILOT_CELLS: f64 = 65536.0;
+
+/// How many times a first step that overflows the bin budget is made 8× coarser.
+const COARSER_TRIES: usize = 3;
+
+/// How many times a step that overflows after a good one is replaced by the geometric
+/// middle of the two.
+const NARROWER_TRIES: usize = 2;
+
+/// Where a refinement loop stands in its choice of grid steps.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Steps {
+    /// The usual first step (from the smallest loss scale and the accuracy asked).
+    d0: f64,
+    /// The step of the next evaluation.
+    pub d: f64,
+    /// Whether `d` is a pilot step (coarser than `d0`, set by the law's range).
+    pilot: bool,
+    coarser: usize,
+    narrower: usize,
+}
+
+/// What a refinement loop does after a failed evaluation.
+pub(super) enum AfterError {
+    /// Evaluate again at the new step.
+    Retry,
+    /// Stop with the last answer.
+    Stop,
+    /// No answer can be given: return the error.
+    Fail,
+}
+
+impl Steps {
+    /// The first step: `d0`, or the pilot `range / PILOT_CELLS` when a law's range `wide`
+    /// spans more than `2·PILOT_CELLS` first steps (bounded noise far in its tail). The
+    /// pilot often meets the accuracy already (the bracket's width grows like the step
+    /// squared, and the loss scale behind `d0` can be far below what δ needs), and
+    /// otherwise its width says how fine the next step must be.
+    pub fn start(d0: f64, wide: f64, align: impl Fn(f64) -> f64) -> Self {
+        let p = wide / PILOT_CELLS;
+        let pilot = p > 2.0 * d0;
+        Self {
+            d0,
+            d: if pilot { align(p) } else { d0 },
+            pilot,
+            coarser: 0,
+            narrower: 0,
+        }
+    }
+
+    /// After an evaluation at `d` failed with `e`; `last_step` is the step of the last
+    /// good evaluation, if any.
+    pub fn after_error(
+        &mut self,
+        e: &CompositionError,
+        last_step: Option<f64>,
+        align: impl Fn(f64) -> f64,
+    ) -> AfterError {
+        let overflow = matches!(e, CompositionError::OutOfRange { .. });
+        if self.pilot {
+            self.pilot = false;
+            self.d = self.d0;
+            return AfterError::Retry;
+        }
+        match last_step {
+            // A step between the last good one and this one may still fit the budget
+            // and narrow the bracket.
+            Some(good) if overflow && self.narrower < NARROWER_TRIES && self.d < 0.6 * good => {
+                self.narrower += 1;
+                self.d = align((self.d * good).sqrt());
+                AfterError::Retry
+            }
+            Some(_) => AfterError::Stop,
+            // The first step is too fine for the bin budget (a wide tilted law): start
+            // coarser, refinement then follows the width.
+            None if overflow && self.coarser < COARSER_TRIES => {
+                self.coarser += 1;
+                self.d = align(self.d * 8.0);
+                AfterError::Retry
+            }
+            None => AfterError::Fail,
+        }
+    }
+
+    /// The next step after a bracket of relative width `width` (accuracy `acc` asked):
+    /// the width goes like the step squared. From a pilot straight to the step its width
+    /// asks for (never finer than `d0`); otherwise by a factor in `[0.1, 0.5]`.
+    pub fn refine(&mut self, width: f64, acc: f64, align: impl Fn(f64) -> f64) {
+        let shrink = 0.9 * (acc / width).sqrt();
+        self.d = if self.pilot {
+            self.pilot = false;
+            align((self.d * shrink).max(self.d0).min(0.5 * self.d))
+        } else {
+            align(self.d * shrink.clamp(0.1, 0.5))
+        };
+    }
+}

@@ -40,6 +40,13 @@ pub trait LossLaw: Send + Sync + std::fmt::Debug {
     fn loss_scale(&self) -> f64;
     /// A loss value that should be a grid point multiple (the atoms' spacing), if any.
     fn grid_unit(&self) -> Option<f64>;
+    /// Whether the upper loss tail is log-convex somewhere (`ln P(L > y)` concave in y):
+    /// a tilted composition then piles up at the top of the range and can be loose
+    /// although its own two bounds agree, so the one-jump split is always tried as well
+    /// (docs/accountant.md §4.1).
+    fn log_convex_tail(&self) -> bool {
+        false
+    }
 }
 
 /// The range of the atomless part kept on the grid, and bounds on what is cut.
@@ -676,6 +683,9 @@ impl BoundedNoiseLaw {
 impl LossLaw for BoundedNoiseLaw {
     fn atoms(&self) -> Vec<(f64, f64)> {
         Vec::new()
+    }
+    fn log_convex_tail(&self) -> bool {
+        true
     }
     fn ln_inf_mass(&self) -> f64 {
         self.ln_inf

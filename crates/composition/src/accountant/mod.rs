@@ -250,7 +250,13 @@ impl Accountant {
         let mut last: Option<Answer> = None;
         for _ in 0..16 {
             let cap = cap_at(ln_guess);
-            let rr = self.delta_step_capped(eps, steps.d, tail, cap);
+            // The bracket so far places the split levels (docs/accountant.md §4.1).
+            let hint = if bound.0.is_finite() {
+                0.5 * (bound.0 + bound.1)
+            } else {
+                f64::NAN
+            };
+            let rr = self.delta_step_capped(eps, steps.d, tail, cap, hint);
             let (lo_here, hi_here) = match rr {
                 Ok(v) => v,
                 Err(e) => match steps.after_error(&e, last.map(|a| a.step), align) {
@@ -415,7 +421,7 @@ impl Accountant {
 
     fn eps_step(&self, ln_delta: f64, step: f64, tail: f64) -> Result<(f64, f64)> {
         self.both_sides(step, tail, f64::INFINITY, |f, upper| {
-            eps_at(f, ln_delta, upper, self.max_bins, tail)
+            eps_at(f, ln_delta, upper, self.max_bins, tail, self.jumps())
         })
     }
 
@@ -425,15 +431,35 @@ impl Accountant {
     }
 
     fn delta_step(&self, eps: f64, step: f64, tail: f64) -> Result<(f64, f64)> {
-        self.delta_step_capped(eps, step, tail, f64::INFINITY)
+        self.delta_step_capped(eps, step, tail, f64::INFINITY, f64::NAN)
     }
 
     /// As `delta_step` with each law's losses capped at `cap`: losses far above ε hardly
     /// move δ(ε), and a heavy upper tail then costs no bins (the bounds hold at any cap).
-    fn delta_step_capped(&self, eps: f64, step: f64, tail: f64, cap: f64) -> Result<(f64, f64)> {
+    fn delta_step_capped(
+        &self,
+        eps: f64,
+        step: f64,
+        tail: f64,
+        cap: f64,
+        ln_hint: f64,
+    ) -> Result<(f64, f64)> {
         self.both_sides(step, tail, cap, |f, upper| {
-            ln_delta_at(f, eps, upper, self.max_bins, tail)
+            let q = DeltaQuestion {
+                eps,
+                upper,
+                max_bins: self.max_bins,
+                ln_tail: tail,
+                jumps: self.jumps(),
+                ln_hint,
+            };
+            ln_delta_at(f, &q)
         })
+    }
+
+    /// Whether some law has a log-convex tail (the split is then always tried as well).
+    fn jumps(&self) -> bool {
+        self.parts.iter().any(|p| p.0.log_convex_tail())
     }
 
     /// `(lower side, upper side)` of a question asked of the discretised composition;
@@ -600,17 +626,136 @@ fn compose(
 /// taken to swamp δ and the one-jump split (docs/accountant.md §4.1) is tried as well.
 const SPLIT_GAP: f64 = 1e-3;
 
-/// The level a composition is split at for a question at ε: two untilted standard
-/// deviations below ε (the bodies then reach ε by a jump near the level plus a moderate
-/// deviation of the rest, which a tilt resolves, while a level above ε would leave the
-/// bodies' log-convex stretch just above ε unresolved), or below every loss for a single
-/// use (then δ is a plain sum over the lattice).
-fn split_level(factors: &[Factor], eps: f64) -> f64 {
-    if factors.iter().map(|f| f.count).sum::<u64>() == 1 {
-        f64::NEG_INFINITY
-    } else {
-        eps - 2.0 * tilted::total_cgf(factors, 0.0).2.sqrt()
+/// `ln` of the expected number of losses above a mass level, over δ: the best level
+/// lies between (measured at k = 3e4 and 1e5, δ = 1e-126), so both are tried.
+const MASS_EXCESS: [f64; 2] = [5.0, 12.0];
+
+/// How a split's level follows the ε it is centred at (docs/accountant.md §4.1).
+#[derive(Debug, Clone, Copy)]
+enum Level {
+    /// Two untilted standard deviations σ below ε: the bodies' tilted law then reaches ε
+    /// by a jump near the level plus a moderate deviation of the rest, which a tilt
+    /// resolves, while a level above ε would leave the bodies' log-convex stretch just
+    /// above ε unresolved.
+    TwoSigma,
+    /// The loss where the composition's expected number of losses above it is
+    /// `e^{5}·δ`, when that is lower: where the bulk and single large losses weigh alike
+    /// (k ~ 1e5 at δ ~ 1e-126) a body reaching ε by a jump near `ε − 2σ` piles up in the
+    /// stages of its tilted composition; at this level the bodies hold no such jump
+    /// within reach of ε, and the terms with one tail are still so rare that the untilted
+    /// window's round-off on them stays far below δ.
+    Mass(f64),
+}
+
+/// The split levels for a question where `ln δ` is about `ln_delta`: two σ below ε, and
+/// the mass level (one level, below every loss, for a single use: then δ is a plain sum
+/// over the lattice).
+fn split_levels(factors: &[Factor], ln_delta: f64) -> Vec<Level> {
+    let mut v = vec![Level::TwoSigma];
+    if factors.iter().map(|f| f.count).sum::<u64>() > 1 && ln_delta.is_finite() {
+        for extra in MASS_EXCESS {
+            if let Some(c) = mass_level(factors, ln_delta + extra) {
+                v.push(Level::Mass(c));
+            }
+        }
     }
+    v
+}
+
+/// The loss of `level` for a split centred at ε (`−∞` for a single use), or `None` for a
+/// mass level less than half a σ below the two-σ one (the same split, nearly).
+fn level_at(factors: &[Factor], level: Level, eps: f64) -> Option<f64> {
+    if factors.iter().map(|f| f.count).sum::<u64>() == 1 {
+        return Some(f64::NEG_INFINITY);
+    }
+    let sd = tilted::total_cgf(factors, 0.0).2.sqrt();
+    let two = eps - 2.0 * sd;
+    match level {
+        Level::TwoSigma => Some(two),
+        Level::Mass(c) if c < two - 0.5 * sd => Some(c),
+        Level::Mass(_) => None,
+    }
+}
+
+/// The lowest grid loss `c` with `ln Σ_i c_i P(L_i > c) ≤ ln_target` (`None` when even
+/// the top cell's mass exceeds it or no loss is above 0).
+fn mass_level(factors: &[Factor], ln_target: f64) -> Option<f64> {
+    // Per factor, ln(count) + ln P(L > loss(j)) for every cell j, from the top.
+    let suffix: Vec<Vec<f64>> = factors
+        .iter()
+        .map(|f| {
+            let n = f.law.ln_pmf.len();
+            let mut out = vec![f64::NEG_INFINITY; n];
+            let mut acc = f64::NEG_INFINITY;
+            for j in (0..n).rev() {
+                out[j] = acc + (f.count as f64).ln();
+                acc = log_add(acc, f.law.ln_pmf[j]);
+            }
+            out
+        })
+        .collect();
+    let ln_s = |c: f64| -> f64 {
+        factors
+            .iter()
+            .zip(&suffix)
+            .map(|(f, suf)| {
+                // The cell at or below c: mass strictly above its loss.
+                let j = ((c / f.law.step).floor() as i64 - f.law.lo).clamp(-1, suf.len() as i64);
+                match j {
+                    -1 => (f.count as f64).ln(),
+                    j if j as usize >= suf.len() => f64::NEG_INFINITY,
+                    j => suf[j as usize],
+                }
+            })
+            .fold(f64::NEG_INFINITY, log_add)
+    };
+    let (mut lo, mut hi) = (0.0f64, tilted::max_loss(factors).max(0.0));
+    if hi <= 0.0 || ln_s(lo) <= ln_target {
+        return None;
+    }
+    for _ in 0..60 {
+        let m = 0.5 * (lo + hi);
+        if ln_s(m) <= ln_target {
+            hi = m;
+        } else {
+            lo = m;
+        }
+    }
+    Some(hi)
+}
+
+/// The tightest answer on the side `upper` selects of `at(level)` over the split levels
+/// (each is a valid bound). `None` where no level gives an answer.
+fn tightest_split(levels: &[Level], upper: bool, at: impl Fn(Level) -> Option<f64>) -> Option<f64> {
+    levels
+        .iter()
+        .filter_map(|&l| at(l))
+        .reduce(|a, b| tighter(upper, a, b))
+}
+
+/// The saddle-point estimate `K(λ) − λK'(λ) − ln(λ√(2πK''(λ)))` of `ln δ` at the ε
+/// whose saddle is `lam` (only a guess: it places a split level).
+fn saddle_ln_delta(factors: &[Factor], lam: f64) -> f64 {
+    let (k, k1, k2) = tilted::total_cgf(factors, lam);
+    k - lam * k1
+        - (lam * (2.0 * std::f64::consts::PI * k2).sqrt())
+            .max(1.0)
+            .ln()
+}
+
+/// Whether some factor's law, tilted at `lam`, keeps so much weight at the top of its
+/// range that the composition sees one such loss with odds above e^-30: the mark of a
+/// log-convex tail, where the tilted composition (and its stages) can be loose although
+/// its own two bounds agree, so the split is computed as well.
+fn piled(factors: &[Factor], lam: f64) -> bool {
+    factors.iter().any(|f| {
+        let Some(last) = f.law.ln_pmf.iter().rposition(|&l| l > f64::NEG_INFINITY) else {
+            return false;
+        };
+        let (k, _, _) = tilted::cgf(f.law, lam);
+        let w = (f.count as f64).ln() + f.law.ln_pmf[last] + lam * f.law.loss(last) - k;
+        w > -30.0
+    })
 }
 
 /// The better of two values on the side `upper` selects (both are valid bounds).
@@ -633,14 +778,26 @@ fn plain_or_split(upper: bool, plain: Result<f64>, split: Option<f64>) -> Result
     }
 }
 
+/// A δ(ε) question asked of one side of a discretised composition.
+pub(crate) struct DeltaQuestion {
+    /// The ε asked.
+    pub eps: f64,
+    /// The side: pessimistic (upper bound) or optimistic.
+    pub upper: bool,
+    /// Bin budget of one FFT window.
+    pub max_bins: usize,
+    /// Each law's truncation target.
+    pub ln_tail: f64,
+    /// Some law has a log-convex tail (then a tilted answer whose own bounds agree may
+    /// still be loose where it piles up, see [`piled`]).
+    pub jumps: bool,
+    /// A guess of `ln δ` that places the split levels (NaN: the saddle-point estimate).
+    pub ln_hint: f64,
+}
+
 /// `ln δ(ε)` of a discretised composition (upper or lower side).
-pub(crate) fn ln_delta_at(
-    factors: &[Factor],
-    eps: f64,
-    upper: bool,
-    max_bins: usize,
-    ln_tail: f64,
-) -> Result<f64> {
+pub(crate) fn ln_delta_at(factors: &[Factor], q: &DeltaQuestion) -> Result<f64> {
+    let (eps, upper, max_bins, ln_tail) = (q.eps, q.upper, q.max_bins, q.ln_tail);
     let ln_inf = tilted::ln_inf_total(factors, upper);
     let Some(lam) = tilted::saddle(factors, eps) else {
         return Ok(ln_inf);
@@ -651,30 +808,33 @@ pub(crate) fn ln_delta_at(
         (side, b.hi - b.lo)
     });
     if let Ok((v, gap)) = plain {
-        if gap <= SPLIT_GAP {
+        if gap <= SPLIT_GAP && !(q.jumps && piled(factors, lam)) {
             return Ok(v);
         }
     }
-    let split = jump::Split::new(
-        factors,
-        split_level(factors, eps),
-        eps,
-        max_bins,
-        upper,
-        ln_tail,
-    );
-    let split = split.ok().flatten().map(|s| s.ln_delta(eps));
+    let guess = if q.ln_hint.is_nan() {
+        saddle_ln_delta(factors, lam)
+    } else {
+        q.ln_hint
+    };
+    let split = tightest_split(&split_levels(factors, guess), upper, |l| {
+        let level = level_at(factors, l, eps)?;
+        let sp = jump::Split::new(factors, level, eps, max_bins, upper, ln_tail);
+        sp.ok().flatten().map(|s| s.ln_delta(eps))
+    });
     plain_or_split(upper, plain.map(|p| p.0), split)
 }
 
 /// Least ε ≥ 0 with `ln δ_upper(ε) ≤ ln_target` (upper) or largest ε with
 /// `ln δ_lower(ε) ≥ ln_target` (lower).
+/// (`jumps` as in [`ln_delta_at`].)
 pub(crate) fn eps_at(
     factors: &[Factor],
     ln_target: f64,
     upper: bool,
     max_bins: usize,
     ln_tail: f64,
+    jumps: bool,
 ) -> Result<f64> {
     let ln_inf = tilted::ln_inf_total(factors, upper);
     if ln_inf >= ln_target {
@@ -724,12 +884,23 @@ pub(crate) fn eps_at(
         .max(0.0);
     let plain = eps_tilted(factors, ln_target, upper, max_bins, ln_tail, center);
     if let Ok((r, gap)) = plain {
-        if gap <= SPLIT_GAP {
+        if gap <= SPLIT_GAP
+            && !(jumps && tilted::saddle(factors, r).is_some_and(|lam| piled(factors, lam)))
+        {
             return Ok(r);
         }
     }
     let hint = plain.as_ref().map_or(center, |p| p.0);
-    let split = eps_split(factors, ln_target, upper, max_bins, ln_tail, hint);
+    // Each level starts from the best root so far: its re-centring then stops sooner.
+    let near = std::cell::Cell::new(hint);
+    let levels = split_levels(factors, ln_target);
+    let split = tightest_split(&levels, upper, |l| {
+        let r = eps_split(factors, ln_target, upper, max_bins, ln_tail, near.get(), l);
+        if let Some(v) = r {
+            near.set(tighter(upper, near.get(), v));
+        }
+        r
+    });
     plain_or_split(upper, plain.map(|p| p.0), split)
 }
 
@@ -875,10 +1046,11 @@ fn eps_split(
     max_bins: usize,
     ln_tail: f64,
     hint: f64,
+    at_level: Level,
 ) -> Option<f64> {
     let top = tilted::max_loss(factors);
     let d = factors[0].law.step;
-    let mut level = split_level(factors, hint);
+    let mut level = level_at(factors, at_level, hint)?;
     let mut best: Option<f64> = None;
     let mut prev = hint;
     for _ in 0..4 {
@@ -897,7 +1069,10 @@ fn eps_split(
             break;
         }
         prev = root;
-        level = split_level(factors, root);
+        level = match level_at(factors, at_level, root) {
+            Some(l) => l,
+            None => break,
+        };
     }
     best
 }

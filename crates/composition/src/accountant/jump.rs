@@ -16,12 +16,14 @@
 //! where `g_i(e) = δ[B_i^{c_i − 1} Π_{j≠i} B_j^{c_j}](e)` is the hockey-stick function of
 //! the other factors' bodies and `R₂ ∈ [0, Σ_{a<b} p_a p_b]` gathers the terms with two or
 //! more tails (`δ` of a sub-probability law is at most its mass). With `c` a little below
-//! ε (two untilted standard deviations, see `split_level`) the bodies' tilted law reaches
+//! ε (two untilted standard deviations) the bodies' tilted law reaches
 //! ε by a jump near `c` plus a moderate deviation of the rest (no far end to pile up at),
 //! `g_i` matters only at `e = ε − y` near or below 0 where it is of order one (an untilted
 //! composition suffices), and the tails enter as a sum in log space. Every term is bounded
 //! on the side asked for, so the split is a certified bracket at any `c`; only its width
-//! depends on `c`.
+//! depends on `c`. Where the bulk and single large losses weigh alike, lower levels (where
+//! the expected number of losses above `c` is a small multiple of δ) are tried as well,
+//! and the tightest bound kept (the `Level`s of the parent module).
 
 use super::lattice::Lattice;
 use super::law::log_add;

@@ -639,7 +639,7 @@ enum Level {
     /// above ε unresolved.
     TwoSigma,
     /// The loss where the composition's expected number of losses above it is
-    /// `e^{5}·δ`, when that is lower: where the bulk and single large losses weigh alike
+    /// `e^{x}·δ` (x from [`MASS_EXCESS`]), when that is lower: where the bulk and single large losses weigh alike
     /// (k ~ 1e5 at δ ~ 1e-126) a body reaching ε by a jump near `ε − 2σ` piles up in the
     /// stages of its tilted composition; at this level the bodies hold no such jump
     /// within reach of ε, and the terms with one tail are still so rare that the untilted
@@ -648,8 +648,8 @@ enum Level {
 }
 
 /// The split levels for a question where `ln δ` is about `ln_delta`: two σ below ε, and
-/// the mass level (one level, below every loss, for a single use: then δ is a plain sum
-/// over the lattice).
+/// the mass levels (for a single use only the first: [`level_at`] puts it below every
+/// loss, and δ is a plain sum over the lattice).
 fn split_levels(factors: &[Factor], ln_delta: f64) -> Vec<Level> {
     let mut v = vec![Level::TwoSigma];
     if factors.iter().map(|f| f.count).sum::<u64>() > 1 && ln_delta.is_finite() {
@@ -677,8 +677,9 @@ fn level_at(factors: &[Factor], level: Level, eps: f64) -> Option<f64> {
     }
 }
 
-/// The lowest grid loss `c` with `ln Σ_i c_i P(L_i > c) ≤ ln_target` (`None` when even
-/// the top cell's mass exceeds it or no loss is above 0).
+/// The lowest loss `c ≥ 0` (to 60 bisections) with `ln Σ_i c_i P(L_i > c) ≤ ln_target`,
+/// `P` read off the lattices (`None` when that already holds at 0, or no loss is above
+/// 0). It only places a split level: any level gives certified bounds.
 fn mass_level(factors: &[Factor], ln_target: f64) -> Option<f64> {
     // Per factor, ln(count) + ln P(L > loss(j)) for every cell j, from the top.
     let suffix: Vec<Vec<f64>> = factors

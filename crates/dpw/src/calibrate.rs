@@ -380,6 +380,12 @@ fn bounded_exact(req: &Request, cert: f64) -> (Result<Numbers, String>, String) 
         if !certifiable {
             // The tilted accountant certifies a bracket on the least R (docs/accountant.md
             // §7), started below the certified radius (the exact one is 55–90 % of it).
+            // Most searches take seconds; the mixed regime of docs/accountant.md §4.1
+            // (k ~ 3e4–1e5 at δ ~ 1e-126) takes up to a minute: say so while it runs.
+            eprintln!(
+                "calibrate: searching the exact bounded radius with the tilted accountant \
+                 (at most {EXACT_SECONDS} s)…"
+            );
             let deadline = Instant::now() + Duration::from_secs_f64(EXACT_SECONDS);
             let b = least_radius_bracket_until(
                 fam,
@@ -436,12 +442,13 @@ fn bounded_exact(req: &Request, cert: f64) -> (Result<Numbers, String>, String) 
 }
 
 /// Wall time after which the exact bounded row's search stops (a dash and the reason).
-pub const EXACT_SECONDS: f64 = 20.0;
+pub const EXACT_SECONDS: f64 = 60.0;
 
 /// The reason given for an exact bounded row the tilted accountant's search did not
-/// give: its deadline (measured: k from about 3e4 to 3e5 at δ ≤ 1e-126, where the Gaussian
-/// bulk of the composition and single large losses weigh alike and neither one tilt nor
-/// the one-jump split of docs/accountant.md §4.1 is tight), or its error.
+/// give: its deadline (measured: k = 1e5 and 3e5 at δ = 1e-250, where the Gaussian bulk of
+/// the composition and single large losses weigh alike and the one-jump split of
+/// docs/accountant.md §4.1 needs its mass levels, each search step costing seconds), or
+/// its error.
 fn exact_failure(err: &CompositionError) -> String {
     if matches!(err, CompositionError::OutOfRange { name, .. } if *name == DEADLINE_NAME) {
         format!(
@@ -795,7 +802,8 @@ mod tests {
         )
         .unwrap_err();
         let why = exact_failure(&late);
-        assert!(why.contains("did not finish in 20 s") && why.contains("certified R above holds"));
+        let secs = format!("did not finish in {EXACT_SECONDS} s");
+        assert!(why.contains(&secs) && why.contains("certified R above holds"));
         let other = CompositionError::Empty { name: "answer" };
         assert!(exact_failure(&other).contains("certified accountant failed"));
     }

@@ -231,7 +231,7 @@ impl Split {
         );
         // Terms with two or more tails: at most Σ_{a<b} p_a p_b ≤ s²/2 (none for a
         // single use), the margin for the rounding of ln s.
-        let uses: u64 = factors.iter().map(|f| f.count).sum();
+        let uses = super::uses(factors);
         let ln_pairs = if upper && uses > 1 && ln_s > f64::NEG_INFINITY {
             2.0 * ln_s - std::f64::consts::LN_2 + 1e-12
         } else {

@@ -638,13 +638,18 @@ enum Level {
     /// resolves, while a level above ε would leave the bodies' log-convex stretch just
     /// above ε unresolved.
     TwoSigma,
-    /// The loss where the composition's expected number of losses above it is
-    /// `e^{x}·δ` (x from [`MASS_EXCESS`]), when that is lower: where the bulk and single large losses weigh alike
-    /// (k ~ 1e5 at δ ~ 1e-126) a body reaching ε by a jump near `ε − 2σ` piles up in the
-    /// stages of its tilted composition; at this level the bodies hold no such jump
-    /// within reach of ε, and the terms with one tail are still so rare that the untilted
-    /// window's round-off on them stays far below δ.
+    /// The loss where the composition's expected number of losses above it is `e^{x}·δ`
+    /// (x from [`MASS_EXCESS`]), when that is lower: where the bulk and single large
+    /// losses weigh alike (k ~ 1e5 at δ ~ 1e-126) a body reaching ε by a jump near
+    /// `ε − 2σ` piles up in the stages of its tilted composition; at this level the
+    /// bodies hold no such jump within reach of ε, and the terms with one tail are still
+    /// so rare that the untilted window's round-off on them stays far below δ.
     Mass(f64),
+}
+
+/// The number of uses in a composition.
+pub(crate) fn uses(factors: &[Factor]) -> u64 {
+    factors.iter().map(|f| f.count).sum()
 }
 
 /// The split levels for a question where `ln δ` is about `ln_delta`: two σ below ε, and
@@ -652,7 +657,7 @@ enum Level {
 /// loss, and δ is a plain sum over the lattice).
 fn split_levels(factors: &[Factor], ln_delta: f64) -> Vec<Level> {
     let mut v = vec![Level::TwoSigma];
-    if factors.iter().map(|f| f.count).sum::<u64>() > 1 && ln_delta.is_finite() {
+    if uses(factors) > 1 && ln_delta.is_finite() {
         for extra in MASS_EXCESS {
             if let Some(c) = mass_level(factors, ln_delta + extra) {
                 v.push(Level::Mass(c));
@@ -665,7 +670,7 @@ fn split_levels(factors: &[Factor], ln_delta: f64) -> Vec<Level> {
 /// The loss of `level` for a split centred at ε (`−∞` for a single use), or `None` for a
 /// mass level less than half a σ below the two-σ one (the same split, nearly).
 fn level_at(factors: &[Factor], level: Level, eps: f64) -> Option<f64> {
-    if factors.iter().map(|f| f.count).sum::<u64>() == 1 {
+    if uses(factors) == 1 {
         return Some(f64::NEG_INFINITY);
     }
     let sd = tilted::total_cgf(factors, 0.0).2.sqrt();
@@ -734,14 +739,26 @@ fn tightest_split(levels: &[Level], upper: bool, at: impl Fn(Level) -> Option<f6
         .reduce(|a, b| tighter(upper, a, b))
 }
 
-/// The saddle-point estimate `K(λ) − λK'(λ) − ln(λ√(2πK''(λ)))` of `ln δ` at the ε
-/// whose saddle is `lam` (only a guess: it places a split level).
+/// The saddle-point estimate `ln δ(ε) ≈ K − λK' − ln(√(2πK'') λ(λ+1))` at `ε = K'(λ)`
+/// (the tilted law near-Gaussian, the hockey-stick weight integrated against it): only
+/// a guess, that seeds the ε search's window and places the split levels.
 fn saddle_ln_delta(factors: &[Factor], lam: f64) -> f64 {
     let (k, k1, k2) = tilted::total_cgf(factors, lam);
-    k - lam * k1
-        - (lam * (2.0 * std::f64::consts::PI * k2).sqrt())
-            .max(1.0)
+    let corr = if lam > 0.0 {
+        ((2.0 * std::f64::consts::PI * k2).sqrt().max(1e-300) * lam * (lam + 1.0))
             .ln()
+            .max(0.0)
+    } else {
+        0.0
+    };
+    k - lam * k1 - corr
+}
+
+/// Whether a tilted answer whose two bounds on `ln δ` differ by `gap` is kept without a
+/// split: the gap is small and, for laws with a log-convex tail (`jumps`), the law
+/// tilted at the answer's saddle `lam` does not pile up (see [`piled`]).
+fn plain_suffices(factors: &[Factor], gap: f64, jumps: bool, lam: Option<f64>) -> bool {
+    gap <= SPLIT_GAP && !(jumps && lam.is_some_and(|l| piled(factors, l)))
 }
 
 /// Whether some factor's law, tilted at `lam`, keeps so much weight at the top of its
@@ -809,7 +826,7 @@ pub(crate) fn ln_delta_at(factors: &[Factor], q: &DeltaQuestion) -> Result<f64> 
         (side, b.hi - b.lo)
     });
     if let Ok((v, gap)) = plain {
-        if gap <= SPLIT_GAP && !(q.jumps && piled(factors, lam)) {
+        if plain_suffices(factors, gap, q.jumps, Some(lam)) {
             return Ok(v);
         }
     }
@@ -851,17 +868,7 @@ pub(crate) fn eps_at(
     // Saddle-point guess: ln δ_fin(ε) ≈ K − λK' − ln(√(2πK'') λ(λ+1)) at ε = K'(λ)
     // (the tilted law near-Gaussian, the hockey-stick weight integrated against it).
     let ln_fin = ln_target + (-(ln_inf - ln_target).exp()).ln_1p();
-    let guess = |lam: f64| {
-        let (k, k1, k2) = tilted::total_cgf(factors, lam);
-        let corr = if lam > 0.0 {
-            ((2.0 * std::f64::consts::PI * k2).sqrt().max(1e-300) * lam * (lam + 1.0))
-                .ln()
-                .max(0.0)
-        } else {
-            0.0
-        };
-        k - lam * k1 - corr
-    };
+    let guess = |lam: f64| saddle_ln_delta(factors, lam);
     let mut lam_hi = 1e-3 / factors[0].law.step;
     while guess(lam_hi) > ln_fin && lam_hi < 1e300 {
         lam_hi *= 2.0;
@@ -885,9 +892,7 @@ pub(crate) fn eps_at(
         .max(0.0);
     let plain = eps_tilted(factors, ln_target, upper, max_bins, ln_tail, center);
     if let Ok((r, gap)) = plain {
-        if gap <= SPLIT_GAP
-            && !(jumps && tilted::saddle(factors, r).is_some_and(|lam| piled(factors, lam)))
-        {
+        if plain_suffices(factors, gap, jumps, tilted::saddle(factors, r)) {
             return Ok(r);
         }
     }

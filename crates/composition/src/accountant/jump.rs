@@ -18,17 +18,20 @@
 //! more tails (`δ` of a sub-probability law is at most its mass). With `c` a little below
 //! ε (two untilted standard deviations) the bodies' tilted law reaches
 //! ε by a jump near `c` plus a moderate deviation of the rest (no far end to pile up at),
-//! `g_i` matters only at `e = ε − y` near or below 0 where it is of order one (an untilted
-//! composition suffices), and the tails enter as a sum in log space. Every term is bounded
-//! on the side asked for, so the split is a certified bracket at any `c`; only its width
-//! depends on `c`. Where the bulk and single large losses weigh alike, lower levels (where
-//! the expected number of losses above `c` is a small multiple of δ) are tried as well,
-//! and the tightest bound kept (the `Level`s of the parent module).
+//! `g_i` matters mostly at `e = ε − y` near or below 0 where it is of order one (an
+//! untilted composition gives it), and the tails enter as a sum in log space. Every term
+//! is bounded on the side asked for, so the split is a certified bracket at any `c`; only
+//! its width depends on `c`. Where the bulk and single large losses weigh alike, a lower
+//! *mass level* is tried as well (the `Level`s of the parent module), and the tightest
+//! bound kept. There the tails also hold jumps well below ε, where `g_i` is far below the
+//! untilted window's round-off: it is bounded as well from the others' bodies tilted at
+//! the likeliest such jump ([`TiltedHockey`]) and by Chernoff ([`HockeyChernoff`]), the
+//! tightest taken pointwise.
 
 use super::lattice::Lattice;
 use super::law::log_add;
 use super::tilted::{self, Factor};
-use super::{compose, Composed};
+use super::{compose, tighter, Composed};
 use crate::error::Result;
 use crate::pld::U;
 
@@ -132,6 +135,206 @@ impl Hockey {
     }
 }
 
+/// `g(e)` of the other factors' bodies from their composition tilted at `λ > 0`: where a
+/// tail loss `y` lies well below ε, `g(ε − y)` is far below the untilted window's
+/// round-off, and a tilt at the saddle point of the most likely jump resolves it (the
+/// tilted law's bulk sits there). With the window's bins `v_u` at `x_u` (tilted frame,
+/// `ω(x) = e^{K − λx} v(x)`), `q = e^{−λd}`, suffix sums from the top
+/// `S_t = Σ_{u≥t} v_u q^{u−t}` and `C_t = Σ_{u>t} v_u q^{u−t}(1 − e^{−(x_u − x_t)})`
+/// (`S_t = v_t + q S_{t+1}`, `C_t = q((1 − e^{−d}) S_{t+1} + e^{−d} C_{t+1})`: no
+/// cancellation), and for `e` with first bin `t` above it, `z = x_t − e`,
+/// `g(e) = e^{K − λx_t}((1 − e^{−z}) S_t + e^{−z} C_t)` (docs/accountant.md §4.1).
+struct TiltedHockey {
+    step: f64,
+    w_lo: i64,
+    lam: f64,
+    s: Vec<f64>,
+    c: Vec<f64>,
+    /// Per-bin round-off times `Σ_j q^j min(1, (j + 1)d)`, the most any weight sum reaches.
+    err_w: f64,
+    tail_lo: f64,
+    tail_hi: f64,
+    ln_norm: f64,
+    ln_margin: f64,
+    ln_inf: f64,
+}
+
+impl TiltedHockey {
+    fn new(c: &Composed) -> Self {
+        let sum = &c.sum;
+        let (d, lam) = (sum.step, sum.lambda);
+        let n = sum.values.len();
+        let q = (-lam * d).exp();
+        let (rise, keep) = (-(-d).exp_m1(), (-d).exp());
+        let mut s = vec![0.0; n + 1];
+        let mut cc = vec![0.0; n + 1];
+        for t in (0..n).rev() {
+            s[t] = sum.values[t].max(0.0) + q * s[t + 1];
+            cc[t] = q * (rise * s[t + 1] + keep * cc[t + 1]);
+        }
+        let w = if q < 1.0 {
+            (d / ((1.0 - q) * (1.0 - q))).min(1.0 / (1.0 - q))
+        } else {
+            n as f64
+        };
+        Self {
+            step: d,
+            w_lo: sum.w_lo,
+            lam,
+            s,
+            c: cc,
+            err_w: sum.err_bin * w * (1.0 + 1e-6),
+            tail_lo: sum.tail_lo,
+            tail_hi: sum.tail_hi,
+            ln_norm: sum.ln_norm,
+            ln_margin: sum.ln_margin,
+            ln_inf: c.ln_inf,
+        }
+    }
+
+    /// `ln g(e)` on the side `upper` selects.
+    fn ln_g(&self, e: f64, upper: bool) -> f64 {
+        let n = self.s.len() - 1;
+        let d = self.step;
+        let x = |t: usize| (self.w_lo + t as i64) as f64 * d;
+        // g falls with e: evaluating a little below (upper) or above (lower) it covers the
+        // rounding of e = ε − y, of the bins' positions and of z = x_t − e.
+        let slack = 8.0 * U * (e.abs() + 1.0 + x(0).abs().max(x(n).abs()));
+        let e = if upper { e - slack } else { e + slack };
+        let mut t = ((e / d).floor() as i64 + 1 - self.w_lo).clamp(0, n as i64) as usize;
+        while t > 0 && x(t - 1) > e {
+            t -= 1;
+        }
+        while t < n && x(t) <= e {
+            t += 1;
+        }
+        if t == n {
+            // Above the window: only its tail, every weight at most e^{K − λx_n}.
+            return if upper {
+                let v = self.ln_norm - self.lam * x(n) + self.tail_hi.ln() + self.ln_margin;
+                log_add(v, self.ln_inf) + 4.0 * U * v.abs()
+            } else {
+                f64::NEG_INFINITY
+            };
+        }
+        let xt = x(t);
+        let z = xt - e;
+        let core = -(-z).exp_m1() * self.s[t] + (-z).exp() * self.c[t];
+        // Suffix sums: each term's weight within 2(n − t)u (q's rounding compounded) and
+        // each step within 4u; the query within 10u.
+        let rel = (6.0 * (n - t) as f64 + 30.0) * U;
+        let base = self.ln_norm - self.lam * xt;
+        let base_err = 4.0 * U * (self.ln_norm.abs() + (self.lam * xt).abs());
+        if upper {
+            let up = core * (1.0 + rel) + self.err_w + self.tail_hi;
+            let mut v = base + up.ln();
+            if t == 0 && e < xt {
+                // Mass below the window and above e: weights at most e^{λz} here.
+                v = log_add(v, self.tail_lo.ln() + self.lam * z);
+            }
+            log_add(v + self.ln_margin + base_err, self.ln_inf)
+        } else {
+            let lo = core * (1.0 - rel) - self.err_w - (self.tail_lo + self.tail_hi);
+            if lo > 0.0 {
+                base + lo.ln() - self.ln_margin - base_err
+            } else {
+                f64::NEG_INFINITY
+            }
+        }
+    }
+}
+
+/// Number of tilts in a [`HockeyChernoff`] table.
+const CHERNOFF_TILTS: usize = 64;
+
+/// Chernoff bounds on the hockey-stick function `g(e)` of the other factors' bodies, for
+/// the upper side where the untilted window's absolute round-off swamps `g` (e well above
+/// the bulk: a tail loss `y` well below ε). For any `t > 0`,
+/// `(1 − e^{e−s})₊ ≤ e^{t(s−e)}·φ(t)` with `φ(t) = max_z (1 − e^{−z})e^{−tz} =
+/// (t/(1+t))^t/(1+t)`, so `ln g(e) ≤ K(t) − te + ln φ(t)` with `K` the bodies' composed
+/// cumulant generating function (a sub-probability law's: the bound holds as well). A
+/// table of tilts, each a valid bound; the least over them is taken
+/// (docs/accountant.md §4.1).
+struct HockeyChernoff {
+    /// Tilts, ascending.
+    ts: Vec<f64>,
+    /// `K(t) + ln φ(t)` at each tilt, rounding charged upwards.
+    ln_b: Vec<f64>,
+}
+
+/// `ln φ(t) = −ln(1 + t) − t·ln(1 + 1/t)` (convex in t), rounded up.
+fn ln_phi(t: f64) -> f64 {
+    let v = -t.ln_1p() - t * (1.0 / t).ln_1p();
+    v + 8.0 * U * (1.0 + v.abs())
+}
+
+impl HockeyChernoff {
+    /// The tilts of the table for bodies whose composition is asked about near `e_top`
+    /// (the largest e a tail loss leaves, `ε − c`): geometric from `λ/4096` to `1.5λ`,
+    /// λ the bodies' saddle point at `e_top` (`None` when it is 0: g is of order one
+    /// wherever it is asked, and the window gives it).
+    fn tilts(bodies: &[Factor], e_top: f64) -> Option<Vec<f64>> {
+        let lam = tilted::saddle(bodies, e_top)?;
+        if !(lam > 0.0 && lam.is_finite()) {
+            return None;
+        }
+        let (lo, hi) = (lam / 4096.0, 1.5 * lam);
+        let r = (hi / lo).powf(1.0 / (CHERNOFF_TILTS - 1) as f64);
+        Some((0..CHERNOFF_TILTS).map(|j| lo * r.powi(j as i32)).collect())
+    }
+
+    /// The table for the bodies' composition with factor `skip`'s count one less, from
+    /// each body's `K_j(t)` (`cgfs[j][tilt]`, rounded up).
+    fn new(bodies: &[Factor], skip: usize, ts: &[f64], cgfs: &[Vec<f64>]) -> Self {
+        let ln_b = ts
+            .iter()
+            .enumerate()
+            .map(|(a, &t)| {
+                let mut k = 0.0f64;
+                let mut mag = 0.0f64;
+                for (j, f) in bodies.iter().enumerate() {
+                    let c = (f.count - u64::from(j == skip)) as f64;
+                    if c > 0.0 {
+                        k += c * cgfs[j][a];
+                        mag += (c * cgfs[j][a]).abs();
+                    }
+                }
+                // The products and the sum: within (m + 2)u of the magnitudes.
+                let v = k + ln_phi(t);
+                v + (bodies.len() as f64 + 4.0) * U * (mag + v.abs())
+            })
+            .collect();
+        Self {
+            ts: ts.to_vec(),
+            ln_b,
+        }
+    }
+
+    /// `ln` of the bound at `e` from tilt `j`, rounded up (`te` within `2u` of itself).
+    fn at(&self, j: usize, e: f64) -> f64 {
+        let te = self.ts[j] * e;
+        self.ln_b[j] - te + 2.0 * U * te.abs()
+    }
+
+    /// The least bound at `e`, starting the search at tilt `*hint` and leaving the best
+    /// tilt there: the bound is convex in t, so a walk to the neighbours finds it, and
+    /// successive calls with falling `e` move it little.
+    fn ln_g(&self, e: f64, hint: &mut usize) -> f64 {
+        let mut j = (*hint).min(self.ts.len() - 1);
+        let mut v = self.at(j, e);
+        while j > 0 && self.at(j - 1, e) <= v {
+            j -= 1;
+            v = self.at(j, e);
+        }
+        while j + 1 < self.ts.len() && self.at(j + 1, e) < v {
+            j += 1;
+            v = self.at(j, e);
+        }
+        *hint = j;
+        v
+    }
+}
+
 /// The hockey-stick function of the other factors: a window, or none at all (the
 /// composition of nothing, a unit atom at 0: `g(e) = (1 − e^{e})₊`).
 enum Rest {
@@ -158,6 +361,10 @@ struct Jump {
     /// `(loss, ln mass)` of the tail's atoms.
     tail: Vec<(f64, f64)>,
     rest: Rest,
+    /// The rest tilted at the saddle point of the most likely jump below ε, if any.
+    tilted_rest: Option<TiltedHockey>,
+    /// Chernoff bounds on the rest's `g` (upper side, where a tail loss lies well below ε).
+    cher: Option<HockeyChernoff>,
 }
 
 /// A composition split at a level (module docs), on one side of the bracket.
@@ -262,12 +469,23 @@ impl Split {
                 None => (None, top),
             }
         };
-        let mut jumps = Vec::new();
-        for (i, tail) in tails.into_iter().enumerate() {
-            if tail.is_empty() {
-                continue;
-            }
-            let rest: Vec<Factor> = body_factors
+        // Chernoff tables (bounds on the upper side; on both, they place the tilted rest):
+        // each body's K_j at a set of tilts.
+        let tilts = if !body_empty && c > f64::NEG_INFINITY {
+            HockeyChernoff::tilts(&body_factors, at - c)
+        } else {
+            None
+        };
+        let cgfs: Vec<Vec<f64>> = match &tilts {
+            Some(ts) => bodies
+                .iter()
+                .map(|b| ts.iter().map(|&t| tilted::cgf_upper(b, t)).collect())
+                .collect(),
+            None => Vec::new(),
+        };
+        // The bodies of every factor, factor i's count one less.
+        let rest_factors = |i: usize| -> Vec<Factor> {
+            body_factors
                 .iter()
                 .enumerate()
                 .map(|(j, f)| Factor {
@@ -275,7 +493,14 @@ impl Split {
                     count: f.count - u64::from(i == j),
                 })
                 .filter(|f| f.count > 0)
-                .collect();
+                .collect()
+        };
+        let mut jumps = Vec::new();
+        for (i, tail) in tails.into_iter().enumerate() {
+            if tail.is_empty() {
+                continue;
+            }
+            let rest = rest_factors(i);
             let rest = if rest.is_empty() {
                 Rest::Nothing
             } else if rest.iter().any(|f| !nonempty(f.law)) {
@@ -287,10 +512,39 @@ impl Split {
                     None => return Ok(None),
                 }
             };
+            let cher = match (&rest, &tilts) {
+                (Rest::Window(_), Some(ts)) => {
+                    Some(HockeyChernoff::new(&body_factors, i, ts, &cgfs))
+                }
+                _ => None,
+            };
+            // The most likely jump below ε by the Chernoff bounds: where it leaves the
+            // others a positive e*, their composition tilted at its saddle point gives g
+            // there and around it (the untilted window's round-off swamps it).
+            let tilted_rest = match &cher {
+                Some(ch) => {
+                    let mut hint = 0usize;
+                    let best = tail
+                        .iter()
+                        .filter(|&&(y, _)| y < at)
+                        .map(|&(y, lp)| (at - y, lp + ch.ln_g(at - y, &mut hint)))
+                        .max_by(|a, b| a.1.total_cmp(&b.1));
+                    match best.and_then(|(e, _)| tilted::saddle(&rest_factors(i), e)) {
+                        Some(lam) if lam > 0.0 => {
+                            let comp = compose(&rest_factors(i), lam, max_bins, upper, ln_tail)?;
+                            Some(TiltedHockey::new(&comp))
+                        }
+                        _ => None,
+                    }
+                }
+                None => None,
+            };
             jumps.push(Jump {
                 ln_count: (factors[i].count as f64).ln(),
                 tail,
                 rest,
+                tilted_rest,
+                cher: if upper { cher } else { None },
             });
         }
         Ok(Some(Self {
@@ -324,15 +578,128 @@ impl Split {
         };
         let mut total = log_add(self.ln_inf, body);
         for j in &self.jumps {
-            let s = ln_sum(
-                j.tail
-                    .iter()
-                    .map(|&(y, lp)| lp + j.rest.ln_g(eps - y, upper)),
-            );
+            let s = ln_sum(j.tail.iter().scan(0usize, |hint, &(y, lp)| {
+                let e = eps - y;
+                let mut g = j.rest.ln_g(e, upper);
+                if let Some(th) = &j.tilted_rest {
+                    g = tighter(upper, g, th.ln_g(e, upper));
+                }
+                Some(
+                    lp + match &j.cher {
+                        Some(ch) => g.min(ch.ln_g(e, hint)),
+                        None => g,
+                    },
+                )
+            }));
             // The log-space sum's rounding: (n + 16)·4u relative.
             let m = (j.tail.len() as f64 + 16.0) * 4.0 * U;
             total = log_add(total, j.ln_count + s + if upper { m } else { -m });
         }
         log_add(total, self.ln_pairs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accountant::law::GaussianLaw;
+
+    /// `ln g(e)` of `count` copies of `lat` by direct convolution in log space: the
+    /// independent reference (no FFT, no tilt, no suffix sums).
+    fn exact_ln_g(lat: &Lattice, count: u32, es: &[f64]) -> Vec<f64> {
+        let mut comp = vec![0.0f64];
+        let mut lo = 0i64;
+        for _ in 0..count {
+            let mut next = vec![f64::NEG_INFINITY; comp.len() + lat.ln_pmf.len() - 1];
+            for (i, &a) in comp.iter().enumerate() {
+                if a == f64::NEG_INFINITY {
+                    continue;
+                }
+                for (j, &b) in lat.ln_pmf.iter().enumerate() {
+                    if b > f64::NEG_INFINITY {
+                        next[i + j] = log_add(next[i + j], a + b);
+                    }
+                }
+            }
+            comp = next;
+            lo += lat.lo;
+        }
+        es.iter()
+            .map(|&e| {
+                ln_sum(comp.iter().enumerate().filter_map(|(i, &l)| {
+                    let x = (lo + i as i64) as f64 * lat.step;
+                    (x > e && l > f64::NEG_INFINITY).then(|| l + (-(e - x).exp_m1()).ln())
+                }))
+            })
+            .collect()
+    }
+
+    fn gaussian_lattice() -> Lattice {
+        let law = GaussianLaw::new(1.0).unwrap();
+        Lattice::pessimistic(&law, 0.01, -200.0, 1 << 20).unwrap()
+    }
+
+    /// The tilted window's `g` holds the direct convolution's on both sides, at every e
+    /// from far below the tilted bulk to far above it, and is tight (1e-8) within three
+    /// tilted standard deviations of its mean: the suffix sums and the query's
+    /// `(1 − e^{−z})S_t + e^{−z}C_t` against a plain sum over the composed law. (A sign
+    /// slip in `1 − e^{−z}` once made g too small by up to 1e-3 relative.)
+    #[test]
+    fn tilted_hockey_brackets_the_direct_convolution() {
+        let lat = gaussian_lattice();
+        let f = [Factor {
+            law: &lat,
+            count: 3,
+        }];
+        let es: Vec<f64> = (0..=70).map(|i| -3.0 + 0.2 * i as f64 + 0.0037).collect();
+        let exact = exact_ln_g(&lat, 3, &es);
+        for lam in [0.5, 2.0, 4.0] {
+            for upper in [false, true] {
+                let comp = compose(&f, lam, 1 << 22, upper, -200.0).unwrap();
+                let (mean, sd) = (comp.sum.mean, comp.sum.sd);
+                let th = TiltedHockey::new(&comp);
+                for (&e, &x) in es.iter().zip(&exact) {
+                    let g = th.ln_g(e, upper);
+                    if upper {
+                        assert!(g >= x - 1e-11, "λ {lam} e {e}: upper {g} below {x}");
+                    } else {
+                        assert!(g <= x + 1e-11, "λ {lam} e {e}: lower {g} above {x}");
+                    }
+                    if (e - mean).abs() <= 3.0 * sd {
+                        assert!((g - x).abs() <= 1e-8, "λ {lam} e {e}: {g} vs {x}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The Chernoff table's bound on `g` is at or above the direct convolution's at every
+    /// e, within 3 nats of it from the bulk to the table's top tilt, and the walk from a
+    /// hint finds the least bound of the table.
+    #[test]
+    fn chernoff_hockey_bounds_the_direct_convolution() {
+        let lat = gaussian_lattice();
+        let bodies = [Factor {
+            law: &lat,
+            count: 4,
+        }];
+        let es: Vec<f64> = (0..=60).map(|i| -2.0 + 0.25 * i as f64).collect();
+        let exact = exact_ln_g(&lat, 3, &es);
+        let ts = HockeyChernoff::tilts(&bodies, 9.0).unwrap();
+        let cgfs = vec![ts.iter().map(|&t| tilted::cgf_upper(&lat, t)).collect()];
+        let ch = HockeyChernoff::new(&bodies, 0, &ts, &cgfs);
+        let mut hint = 0;
+        for (&e, &x) in es.iter().zip(&exact).rev() {
+            let b = ch.ln_g(e, &mut hint);
+            let scan = (0..ts.len())
+                .map(|j| ch.at(j, e))
+                .fold(f64::INFINITY, f64::min);
+            assert!(b >= x - 1e-12, "e {e}: bound {b} below {x}");
+            assert!(b <= scan + 1e-12, "e {e}: walk {b}, table least {scan}");
+            // Composed loss N(1.5, 3): the table reaches its top tilt near e = 9.
+            if (2.0..=9.0).contains(&e) {
+                assert!(b - x <= 3.0, "e {e}: bound {b} far above {x}");
+            }
+        }
     }
 }

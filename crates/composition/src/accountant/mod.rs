@@ -626,9 +626,12 @@ fn compose(
 /// taken to swamp δ and the one-jump split (docs/accountant.md §4.1) is tried as well.
 const SPLIT_GAP: f64 = 1e-3;
 
-/// `ln` of the expected number of losses above a mass level, over δ: the best level
-/// lies between (measured at k = 3e4 and 1e5, δ = 1e-126), so both are tried.
-const MASS_EXCESS: [f64; 2] = [5.0, 12.0];
+/// The least `ln` of the expected number of losses above the mass level, over δ.
+const MASS_EXCESS: f64 = 12.0;
+
+/// How far below δ (in nats) the mass level keeps the terms with two or more tails
+/// (`s²/2`, s the expected number of losses above the level).
+const PAIRS_MARGIN: f64 = 30.0;
 
 /// How a split's level follows the ε it is centred at (docs/accountant.md §4.1).
 #[derive(Debug, Clone, Copy)]
@@ -638,12 +641,13 @@ enum Level {
     /// resolves, while a level above ε would leave the bodies' log-convex stretch just
     /// above ε unresolved.
     TwoSigma,
-    /// The loss where the composition's expected number of losses above it is `e^{x}·δ`
-    /// (x from [`MASS_EXCESS`]), when that is lower: where the bulk and single large
-    /// losses weigh alike (k ~ 1e5 at δ ~ 1e-126) a body reaching ε by a jump near
-    /// `ε − 2σ` piles up in the stages of its tilted composition; at this level the
-    /// bodies hold no such jump within reach of ε, and the terms with one tail are still
-    /// so rare that the untilted window's round-off on them stays far below δ.
+    /// The loss where the composition's expected number of losses above it is small
+    /// enough that terms with two tails stay far below δ ([`split_levels`]), when that
+    /// is lower: where the bulk and single large losses weigh alike (k ~ 1e5 at
+    /// δ ≤ 1e-126) a body reaching ε by a jump near `ε − 2σ` piles up in the stages of
+    /// its tilted composition; at this level the bodies are near-Gaussian, and the tails
+    /// carry the jumps, their `g` from the rest tilted at the likeliest jump and from
+    /// Chernoff bounds (module `jump`).
     Mass(f64),
 }
 
@@ -653,15 +657,17 @@ pub(crate) fn uses(factors: &[Factor]) -> u64 {
 }
 
 /// The split levels for a question where `ln δ` is about `ln_delta`: two σ below ε, and
-/// the mass levels (for a single use only the first: [`level_at`] puts it below every
-/// loss, and δ is a plain sum over the lattice).
+/// (for more than one use: for a single use [`level_at`] puts the first below every
+/// loss, and δ is a plain sum over the lattice) the mass level, where the expected
+/// number of losses above it is `s = √(2δ)·e^{−PAIRS_MARGIN/2}` (the terms with two
+/// tails, at most `s²/2`, are then `e^{−PAIRS_MARGIN}·δ`), or `e^{MASS_EXCESS}·δ` if that
+/// is more.
 fn split_levels(factors: &[Factor], ln_delta: f64) -> Vec<Level> {
     let mut v = vec![Level::TwoSigma];
     if uses(factors) > 1 && ln_delta.is_finite() {
-        for extra in MASS_EXCESS {
-            if let Some(c) = mass_level(factors, ln_delta + extra) {
-                v.push(Level::Mass(c));
-            }
+        let deep = 0.5 * (-ln_delta - PAIRS_MARGIN + std::f64::consts::LN_2);
+        if let Some(c) = mass_level(factors, ln_delta + deep.max(MASS_EXCESS)) {
+            v.push(Level::Mass(c));
         }
     }
     v

@@ -130,22 +130,44 @@ pub fn least_radius_bracket_until(
                 r * 0.5
             }
         };
+        // Bisection in log r, on the side of the undecided stretch with the wider gap:
+        // the geometric middle itself may be undecided (the bracket of ε there contains
+        // ε), and asking it again would not move the search.
+        let bisect = |a: f64, b: f64| match undecided {
+            Some((u, v)) if u > a && v < b => {
+                if u / a >= b / v {
+                    (a * u).sqrt()
+                } else {
+                    (v * b).sqrt()
+                }
+            }
+            _ => (a * b).sqrt(),
+        };
         r = match (r_ok, r_bad) {
             (None, _) => aim(up, 1.0 - accuracy),
             (Some(_), None) => aim(lo, 1.0 + accuracy),
-            // Bisect in log r, on the side of the undecided stretch with the wider gap:
-            // the geometric middle itself may be undecided (the bracket of ε there
-            // contains ε), and asking it again would not move the search.
-            (Some(a), Some(b)) => match undecided {
-                Some((u, v)) if u > a && v < b => {
-                    if u / a >= b / v {
-                        (a * u).sqrt()
-                    } else {
-                        (v * b).sqrt()
-                    }
+            // Both ends known: the secant's root r*, and the end farther from it moved to
+            // just past it, by three quarters of this bracket's width (each evaluation's
+            // bracket is about as wide): usually one evaluation per end. Bisection where
+            // the prediction falls outside the bracket.
+            (Some(a), Some(b)) => {
+                let root = aim(mid.exp(), 1.0);
+                let w = if lo > 0.0 && up.is_finite() {
+                    1.5 * (up - lo) / (up + lo)
+                } else {
+                    f64::NAN
+                };
+                let next = if root / a >= b / root {
+                    root * (1.0 - w).powf(1.0 / slope)
+                } else {
+                    root * (1.0 + w).powf(1.0 / slope)
+                };
+                if next > a && next < b && w.is_finite() {
+                    next
+                } else {
+                    bisect(a, b)
                 }
-                _ => (a * b).sqrt(),
-            },
+            }
         };
         r = r.min(0.5);
     }

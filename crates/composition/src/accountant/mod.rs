@@ -421,7 +421,14 @@ impl Accountant {
 
     fn eps_step(&self, ln_delta: f64, step: f64, tail: f64) -> Result<(f64, f64)> {
         self.both_sides(step, tail, f64::INFINITY, |f, upper| {
-            eps_at(f, ln_delta, upper, self.max_bins, tail, self.jumps())
+            let q = EpsQuestion {
+                ln_target: ln_delta,
+                upper,
+                max_bins: self.max_bins,
+                ln_tail: tail,
+                jumps: self.jumps(),
+            };
+            eps_at(f, &q)
         })
     }
 
@@ -849,17 +856,24 @@ pub(crate) fn ln_delta_at(factors: &[Factor], q: &DeltaQuestion) -> Result<f64> 
     plain_or_split(upper, plain.map(|p| p.0), split)
 }
 
+/// An ε(δ) question asked of one side of a discretised composition.
+pub(crate) struct EpsQuestion {
+    /// `ln δ` asked.
+    pub ln_target: f64,
+    /// The side: pessimistic (upper bound) or optimistic.
+    pub upper: bool,
+    /// Bin budget of one FFT window.
+    pub max_bins: usize,
+    /// Each law's truncation target.
+    pub ln_tail: f64,
+    /// Some law has a log-convex tail (as in [`DeltaQuestion`]).
+    pub jumps: bool,
+}
+
 /// Least ε ≥ 0 with `ln δ_upper(ε) ≤ ln_target` (upper) or largest ε with
 /// `ln δ_lower(ε) ≥ ln_target` (lower).
-/// (`jumps` as in [`ln_delta_at`].)
-pub(crate) fn eps_at(
-    factors: &[Factor],
-    ln_target: f64,
-    upper: bool,
-    max_bins: usize,
-    ln_tail: f64,
-    jumps: bool,
-) -> Result<f64> {
+pub(crate) fn eps_at(factors: &[Factor], q: &EpsQuestion) -> Result<f64> {
+    let (ln_target, upper, jumps) = (q.ln_target, q.upper, q.jumps);
     let ln_inf = tilted::ln_inf_total(factors, upper);
     if ln_inf >= ln_target {
         if upper {
@@ -896,7 +910,7 @@ pub(crate) fn eps_at(
         .1
         .min(cap)
         .max(0.0);
-    let plain = eps_tilted(factors, ln_target, upper, max_bins, ln_tail, center);
+    let plain = eps_tilted(factors, q, center);
     if let Ok((r, gap)) = plain {
         if plain_suffices(factors, gap, jumps, tilted::saddle(factors, r)) {
             return Ok(r);
@@ -907,7 +921,7 @@ pub(crate) fn eps_at(
     let near = std::cell::Cell::new(hint);
     let levels = split_levels(factors, ln_target);
     let split = tightest_split(&levels, upper, |l| {
-        let r = eps_split(factors, ln_target, upper, max_bins, ln_tail, near.get(), l);
+        let r = eps_split(factors, q, near.get(), l);
         if let Some(v) = r {
             near.set(tighter(upper, near.get(), v));
         }
@@ -918,14 +932,8 @@ pub(crate) fn eps_at(
 
 /// The tilted root search of [`eps_at`] from `center`: the root on the side `upper`
 /// selects, and the gap between the two bounds on `ln δ` at it.
-fn eps_tilted(
-    factors: &[Factor],
-    ln_target: f64,
-    upper: bool,
-    max_bins: usize,
-    ln_tail: f64,
-    center: f64,
-) -> Result<(f64, f64)> {
+fn eps_tilted(factors: &[Factor], q: &EpsQuestion, center: f64) -> Result<(f64, f64)> {
+    let (ln_target, upper, max_bins, ln_tail) = (q.ln_target, q.upper, q.max_bins, q.ln_tail);
     let top = tilted::max_loss(factors);
     // f(ε) > 0 ⇔ δ side above the target.
     // At and above the largest finite loss only the +∞ atom remains (exactly).
@@ -1051,15 +1059,8 @@ fn illinois(f: &dyn Fn(f64) -> f64, a: f64, b: f64) -> (f64, f64) {
 /// The root search of [`eps_at`] on one-jump splits (docs/accountant.md §4.1): split at
 /// `hint`, solved, split again at the root while it moves (each split is a valid bound
 /// at any level, so every root found is on its side); `None` where no split applies.
-fn eps_split(
-    factors: &[Factor],
-    ln_target: f64,
-    upper: bool,
-    max_bins: usize,
-    ln_tail: f64,
-    hint: f64,
-    at_level: Level,
-) -> Option<f64> {
+fn eps_split(factors: &[Factor], q: &EpsQuestion, hint: f64, at_level: Level) -> Option<f64> {
+    let (ln_target, upper, max_bins, ln_tail) = (q.ln_target, q.upper, q.max_bins, q.ln_tail);
     let top = tilted::max_loss(factors);
     let d = factors[0].law.step;
     let mut level = level_at(factors, at_level, hint)?;

@@ -92,14 +92,15 @@ impl Steps {
 
     /// The next step after a bracket of relative width `width` (accuracy `acc` asked):
     /// the width goes like the step squared. From a pilot straight to the step its width
-    /// asks for (never finer than `d0`); otherwise by a factor in `[0.1, 0.5]`.
+    /// asks for (never finer than `d0`); otherwise by a factor in `[0.1, 0.85]` (a near
+    /// miss then costs a step a little finer, not one half as large).
     pub fn refine(&mut self, width: f64, acc: f64, align: impl Fn(f64) -> f64) {
         let shrink = 0.9 * (acc / width).sqrt();
         self.d = if self.pilot {
             self.pilot = false;
             align((self.d * shrink).max(self.d0).min(0.5 * self.d))
         } else {
-            align(self.d * shrink.clamp(0.1, 0.5))
+            align(self.d * shrink.clamp(0.1, 0.85))
         };
     }
 }

@@ -529,10 +529,13 @@ impl Split {
                         .filter(|&&(y, _)| y < at)
                         .map(|&(y, lp)| (at - y, lp + ch.ln_g(at - y, &mut hint)))
                         .max_by(|a, b| a.1.total_cmp(&b.1));
+                    // Optional: where its window does not fit the budget, the other
+                    // bounds stand alone.
                     match best.and_then(|(e, _)| tilted::saddle(&rest_factors(i), e)) {
                         Some(lam) if lam > 0.0 => {
-                            let comp = compose(&rest_factors(i), lam, max_bins, upper, ln_tail)?;
-                            Some(TiltedHockey::new(&comp))
+                            compose(&rest_factors(i), lam, max_bins, upper, ln_tail)
+                                .ok()
+                                .map(|comp| TiltedHockey::new(&comp))
                         }
                         _ => None,
                     }

@@ -100,14 +100,7 @@ impl Hockey {
         let n = self.suf_a.len() - 1;
         let d = self.step;
         let s0 = self.w_lo as f64 * d;
-        // First window point above e.
-        let mut t = ((e / d).floor() as i64 + 1 - self.w_lo).clamp(0, n as i64) as usize;
-        while t > 0 && (self.w_lo + t as i64 - 1) as f64 * d > e {
-            t -= 1;
-        }
-        while t < n && (self.w_lo + t as i64) as f64 * d <= e {
-            t += 1;
-        }
+        let t = first_above(self.w_lo, n, d, e);
         let g = if t < n {
             self.suf_a[t] - (e - s0).exp() * self.suf_b[t]
         } else {
@@ -201,13 +194,7 @@ impl TiltedHockey {
         // rounding of e = ε − y, of the bins' positions and of z = x_t − e.
         let slack = 8.0 * U * (e.abs() + 1.0 + x(0).abs().max(x(n).abs()));
         let e = if upper { e - slack } else { e + slack };
-        let mut t = ((e / d).floor() as i64 + 1 - self.w_lo).clamp(0, n as i64) as usize;
-        while t > 0 && x(t - 1) > e {
-            t -= 1;
-        }
-        while t < n && x(t) <= e {
-            t += 1;
-        }
+        let t = first_above(self.w_lo, n, d, e);
         if t == n {
             // Above the window: only its tail, every weight at most e^{K − λx_n}.
             return if upper {
@@ -333,6 +320,19 @@ impl HockeyChernoff {
         *hint = j;
         v
     }
+}
+
+/// The first of a window's `n` points `(w_lo + t)·d` above `e` (`n` when none is).
+fn first_above(w_lo: i64, n: usize, d: f64, e: f64) -> usize {
+    let x = |t: usize| (w_lo + t as i64) as f64 * d;
+    let mut t = ((e / d).floor() as i64 + 1 - w_lo).clamp(0, n as i64) as usize;
+    while t > 0 && x(t - 1) > e {
+        t -= 1;
+    }
+    while t < n && x(t) <= e {
+        t += 1;
+    }
+    t
 }
 
 /// The hockey-stick function of the other factors: a window, or none at all (the

@@ -68,35 +68,27 @@ pub(crate) fn cgf(law: &Lattice, theta: f64) -> (f64, f64, f64) {
     (m + s0.ln(), m1, (s2 / s0 - m1 * m1).max(0.0))
 }
 
-/// An upper bound on `K(θ) = ln Σ ω(x) e^{θx}` of a lattice, its rounding charged: each
-/// exponent `ln ω + θx` is within `3u(|ln ω| + |θx|)`, each exponential within `2u`
-/// relative, the sum of `n` positive terms within `n·u`, and the logarithm and the final
-/// addition within `u` of their magnitudes. `−∞` for an empty lattice.
+/// An upper bound on `K(θ) = ln Σ ω(x) e^{θx}` of a lattice: [`cgf`]'s value with its
+/// rounding charged. Each exponent `ln ω + θx` is within `3u(|ln ω| + |θx|)`, each
+/// exponential within `2u` relative, the sum of `n` positive terms within `n·u`, and the
+/// logarithm and the final addition within `u` of their magnitudes (`|max exponent|` and
+/// `ln n` at most, the sum lying in `[1, n]` times the largest term). `−∞` for an empty
+/// lattice.
 pub(crate) fn cgf_upper(law: &Lattice, theta: f64) -> f64 {
+    let k = cgf(law, theta).0;
+    if k == f64::NEG_INFINITY {
+        return k;
+    }
     let d = law.step;
-    let mut m = f64::NEG_INFINITY;
-    let mut big = 0.0f64;
-    for (i, &lp) in law.ln_pmf.iter().enumerate() {
-        if lp > f64::NEG_INFINITY {
-            let tx = theta * (law.lo + i as i64) as f64 * d;
-            m = m.max(lp + tx);
-            big = big.max(lp.abs() + tx.abs());
-        }
-    }
-    if m == f64::NEG_INFINITY {
-        return m;
-    }
-    let mut s0 = 0.0;
-    for (i, &lp) in law.ln_pmf.iter().enumerate() {
-        let t = lp + theta * (law.lo + i as i64) as f64 * d - m;
-        // Terms below e^{−746} underflow; n of them add at most n·e^{−746} ≪ n·u relative.
-        if t > -746.0 {
-            s0 += t.exp();
-        }
-    }
-    let ln_s = s0.ln();
+    let big = law
+        .ln_pmf
+        .iter()
+        .enumerate()
+        .filter(|(_, &lp)| lp > f64::NEG_INFINITY)
+        .map(|(i, &lp)| lp.abs() + (theta * (law.lo + i as i64) as f64 * d).abs())
+        .fold(0.0f64, f64::max);
     let n = law.ln_pmf.len() as f64;
-    m + ln_s + U * (3.0 * big + 2.0 * n + 8.0 + ln_s.abs() + m.abs())
+    k + U * (4.0 * big + 2.0 * n + 8.0 + n.ln())
 }
 
 /// `Σ c_i K_i(θ)` and its derivatives.

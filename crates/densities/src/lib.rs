@@ -52,6 +52,7 @@ pub mod gaussian;
 pub mod laplace;
 pub mod lp_noise;
 pub mod normal;
+pub mod outward;
 pub mod tradeoff;
 pub mod traits;
 pub mod truncated_laplace;

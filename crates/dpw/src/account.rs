@@ -126,15 +126,29 @@ impl AccountRequest {
 }
 
 /// A number in shortest round-trip form; a δ below `f64`'s range is written from its
-/// logarithm in scientific notation (`3.2e-400`).
-fn value(v: f64, ln: f64) -> String {
+/// logarithm in scientific notation (`3.2e-400`) with 12 significant digits, rounded
+/// outward for a certified end (`side`: `Some(true)` upper, `Some(false)` lower) and to
+/// nearest for the estimate.
+fn value(v: f64, ln: f64, side: Option<bool>) -> String {
     if v > 0.0 && v.is_finite() || v == 0.0 && ln == f64::NEG_INFINITY {
         format!("{v:?}")
     } else if ln.is_finite() {
         let l10 = ln / std::f64::consts::LN_10;
-        let e = l10.floor();
-        let m = 10f64.powf(l10 - e);
-        format!("{m:.15}e{e}")
+        match side {
+            // The division and powf err by a few ulps of l10: 4u(1 + |l10|) relative
+            // in the mantissa covers them.
+            Some(upper) => densities::outward::sci_from_log10(
+                l10,
+                4.0 * f64::EPSILON * (1.0 + l10.abs()),
+                11,
+                upper,
+            ),
+            None => {
+                let e = l10.floor();
+                let m = 10f64.powf(l10 - e);
+                format!("{m:.11}e{e}")
+            }
+        }
     } else {
         format!("{v:?}")
     }
@@ -145,9 +159,9 @@ fn values(req: &AccountRequest, r: &AccountResult) -> [String; 3] {
     match req.query {
         Query::Delta(_) => [a.lower, a.estimate, a.upper].map(|v| format!("{v:?}")),
         Query::Epsilon(_) => [
-            value(a.lower, a.ln_lower),
-            value(a.estimate, 0.5 * (a.ln_lower + a.ln_upper)),
-            value(a.upper, a.ln_upper),
+            value(a.lower, a.ln_lower, Some(false)),
+            value(a.estimate, 0.5 * (a.ln_lower + a.ln_upper), None),
+            value(a.upper, a.ln_upper, Some(true)),
         ],
     }
 }

@@ -150,7 +150,9 @@ pub fn certified_radius(
         }
     }
     Ok(CertifiedRadius {
-        radius: 1.0 / lo,
+        // R = 1/s rounded up, so that the shift 1/R of the radius reported is at most the
+        // shift `lo` that passed (docs/accountant.md §5).
+        radius: densities::outward::div_up(1.0, lo),
         truncation,
         log_delta_bound: lo_val,
     })

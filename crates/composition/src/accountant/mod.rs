@@ -45,6 +45,7 @@ pub use tilted::{Factor, TiltedSum};
 pub use tradeoff::TradeoffPoint;
 
 use crate::error::{out_of_range, CompositionError, Result};
+use densities::outward;
 use law::log_add;
 use steps::{AfterError, Steps};
 
@@ -301,10 +302,12 @@ impl Accountant {
             }
             let width = -(lo - hi).exp_m1();
             let met = width <= acc;
+            // The certified ends are ln δ; their exponentials are rounded outward
+            // (docs/accountant.md §5).
             let a = Answer {
-                lower: lo.exp(),
+                lower: outward::exp_down(lo),
                 estimate: (0.5 * (lo + hi)).exp(),
-                upper: hi.exp(),
+                upper: outward::exp_up(hi),
                 ln_lower: lo,
                 ln_upper: hi,
                 step: steps.d,

@@ -27,6 +27,7 @@ use super::lattice::Lattice;
 use super::law::log_add;
 use crate::error::{out_of_range, Result};
 use crate::pld::U;
+use densities::outward;
 use rustfft::num_complex::Complex;
 
 /// One factor of a composition: a lattice law used `count` times.
@@ -104,9 +105,13 @@ pub(crate) fn total_cgf(factors: &[Factor], theta: f64) -> (f64, f64, f64) {
     out
 }
 
-/// Largest finite loss of the composition (`Σ c_i · max loss_i`).
+/// Largest finite loss of the composition (`Σ c_i · max loss_i`), rounded up: every
+/// factor's losses lie on one grid `jΔ`, so it is `Δ·N` for the integer `N = Σ c_i j_i`,
+/// and above it only the `+∞` atom remains. Rounded to nearest, `N·Δ` can fall below the
+/// exact largest loss (`62 × 1.5388`: by 4e-15), and an ε answer placed there would be
+/// below the exact ε (docs/accountant.md §5).
 pub(crate) fn max_loss(factors: &[Factor]) -> f64 {
-    factors
+    let n: i128 = factors
         .iter()
         .map(|f| {
             let last = f
@@ -115,9 +120,31 @@ pub(crate) fn max_loss(factors: &[Factor]) -> f64 {
                 .iter()
                 .rposition(|&l| l > f64::NEG_INFINITY)
                 .unwrap_or(0);
-            f.count as f64 * f.law.loss(last)
+            f.count as i128 * (f.law.lo + last as i64) as i128
         })
-        .sum()
+        .sum();
+    grid_point_up(n, factors[0].law.step)
+}
+
+/// An upper bound on the grid point `n·d` (`d > 0`), within two roundings of it.
+pub(crate) fn grid_point_up(n: i128, d: f64) -> f64 {
+    let m = n.unsigned_abs() as f64;
+    if n >= 0 {
+        // The conversion rounds to nearest: up where it fell below.
+        let m = if (m as u128) < n.unsigned_abs() {
+            outward::up(m)
+        } else {
+            m
+        };
+        outward::mul_up(m, d)
+    } else {
+        let m = if (m as u128) > n.unsigned_abs() {
+            outward::down(m)
+        } else {
+            m
+        };
+        -outward::mul_down(m, d)
+    }
 }
 
 /// `λ ≥ 0` at which the tilted composed mean is `eps` (0 when the untilted mean is

@@ -17,6 +17,7 @@ use super::tilted;
 use super::{compose, Accountant};
 use crate::error::{out_of_range, Result};
 use crate::pld::U;
+use densities::outward;
 
 /// A certified bracket of a trade-off function at one α.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -70,9 +71,11 @@ impl Accountant {
         Ok(alphas
             .iter()
             .map(|&a| {
-                let cap = 1.0 - a; // f(α) ≤ 1 − α for every pair
-                let lower = (below.sup(a) - below.slack).clamp(0.0, cap);
-                let upper = (above.sup(a) + above.slack).clamp(lower, cap);
+                // f(α) ≤ 1 − α for every pair; the last subtraction and addition are
+                // rounded outward (§5), and so is 1 − α on each side.
+                let (cap_lo, cap_hi) = outward::sub_bounds(1.0, a);
+                let lower = outward::down(below.sup(a) - below.slack).clamp(0.0, cap_lo);
+                let upper = outward::up(above.sup(a) + above.slack).clamp(lower, cap_hi);
                 TradeoffPoint {
                     alpha: a,
                     lower,

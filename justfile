@@ -20,7 +20,7 @@ extended:
 bench:
     cargo bench --workspace
 
-# Run the benches, then print a markdown table of kernels and times (README "Speed").
+# Run the benches, then print a markdown table of kernels and times (docs/speed.md).
 # Pass cargo arguments to run fewer, e.g. `just bench-table -p densities -p composition`.
 bench-table +ARGS="--workspace":
     mkdir -p target/criterion && touch target/criterion/.bench-table-start

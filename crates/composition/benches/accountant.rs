@@ -1,4 +1,4 @@
-//! Every row of the hard-case table of the README's accountant section through the tilted accountant
+//! Every row of the hard-case table of docs/accountant.md through the tilted accountant
 //! (`composition::accountant`): ε(δ) with its certified bracket at the default accuracy
 //! (relative width ≤ 1e-4), discretisation, grid choice and composition included; and the
 //! DP-SGD case of issue 14 (subsampled Gaussian, both directions).

@@ -1,4 +1,4 @@
-//! The claims of the figure catalog (README gallery), asserted on the checked-in data
+//! The claims of the figure commentary (docs/figures.md), asserted on the checked-in data
 //! (which `dpw check`, run in CI, shows to be what the code computes).
 
 use dpw::table::{Row, Table};
@@ -946,13 +946,16 @@ fn readme_fig6_rmse_and_what_it_rewards() {
     // the best of all (RMSE 4.71; Haar 4.83, soft threshold 5.86, James–Stein 6.15). …
     // The colour scale is clipped at 30 trips (hot spots reach 334)."
     // The manifest's comment repeats the flat map's numbers.
-    let readme = prose("README.md");
+    let readme = prose("docs/figures.md");
     let manifest = prose("experiments/fig6.toml");
     let t = data("fig6");
     let field = |panel: &str| series(&t, panel, "field");
     let rmse = |panel: &str| field(panel)[0].extra[1];
     let said = |text: &str, what: &str| {
-        assert!(readme.contains(text), "README lacks \"{text}\" ({what})");
+        assert!(
+            readme.contains(text),
+            "docs/figures.md lacks \"{text}\" ({what})"
+        );
     };
     for (panel, printed, digits) in [
         ("raw", "21.5", 1),
@@ -1150,7 +1153,7 @@ fn fig14_resolves_delta_up_to_the_total_epsilon() {
 fn readme_fig20_truncated_laplacian_lies_on_laplace_for_small_k() {
     // README: "Its curves are drawn dotted: for k ≤ 10 they lie within 1.2e-3 of
     // Laplace's at every α, and a solid line would hide Laplace."
-    let readme = prose("README.md");
+    let readme = prose("docs/figures.md");
     assert!(readme.contains("for k ≤ 10 they lie within 1.2e-3 of Laplace's at every α"));
     let t = data("fig20");
     let mut largest: f64 = 0.0;

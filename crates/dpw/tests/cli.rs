@@ -802,7 +802,7 @@ fn account_csv_has_the_contract_header_and_one_row_inside_the_exact_bracket() {
     assert_eq!(f[0], "epsilon");
     let v: Vec<f64> = f[1..].iter().map(|s| s.parse().unwrap()).collect();
     // One Gaussian with μ = √1000/2: exact ε = 235.3982 (closed form in 80-digit arithmetic,
-    // the README's accountant table).
+    // the hard-case table of docs/accountant.md).
     let exact = 235.3982;
     assert!(
         v[0] <= exact && exact <= v[2] && v[0] <= v[1] && v[1] <= v[2],

@@ -33,6 +33,9 @@ pub enum CompositionError {
         /// The infimum of δ over all ε_g.
         floor: f64,
     },
+    /// The computation was cancelled (`accountant::Work::cancel`, e.g. Ctrl-C in Python).
+    #[error("interrupted")]
+    Interrupted,
     /// A sequence or list that must not be empty was empty.
     #[error("{name} must not be empty")]
     Empty {

@@ -6,7 +6,7 @@
 
 use crate::broadcast::{count, number, optional_number};
 use crate::{argument_message, value_error};
-use composition::accountant::{MechanismKind, MechanismSpec, MAX_COUNT};
+use composition::accountant::{MechanismKind, MechanismSpec, Work, MAX_COUNT};
 use densities::bounded::BoundedFamily;
 use dpw::account::{AccountRequest, AccountResult, Query};
 use pyo3::prelude::*;
@@ -114,7 +114,10 @@ fn run(
         };
         value_error(format!("{key}: {msg}"))
     })?;
-    let result: Result<AccountResult, String> = py.detach(|| req.run());
+    // Ctrl-C cancels the computation (it stops at its next FFT window).
+    let work = Work::new(Some(req.max_work as u64));
+    let result: Result<AccountResult, String> =
+        crate::interruptible(py, &work, || req.run_on(&work))?;
     let r = result.map_err(value_error)?;
     let a = r.answer;
     let (quantity, given) = match req.query {

@@ -71,6 +71,12 @@ fn broadcast<const N: usize>(
     })?;
     let mut arrays = Vec::with_capacity(N);
     for (name, a) in names.iter().zip(args) {
+        // asarray(…, "float64") would drop an imaginary part with only a warning.
+        if np.call_method1("iscomplexobj", (a,))?.is_truthy()? {
+            return Err(value_error(format!(
+                "{name}: expected real numbers, got complex values"
+            )));
+        }
         let arr = np.call_method1("asarray", (a, "float64")).map_err(|e| {
             value_error(format!(
                 "{name}: expected a number or an array of numbers ({})",

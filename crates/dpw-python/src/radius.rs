@@ -6,7 +6,7 @@
 use crate::accountant::bounded_family;
 use crate::broadcast::{count, number, optional_number};
 use crate::value_error;
-use composition::accountant::{least_radius_bracket, MAX_COUNT};
+use composition::accountant::{least_radius_bracket_until, Work, MAX_COUNT};
 use mgf::{certified_radius as chernoff_radius, BoundedNoise};
 use pyo3::prelude::*;
 
@@ -16,9 +16,11 @@ fn check_eps_delta(epsilon: f64, delta: f64) -> PyResult<()> {
             "epsilon = {epsilon} is outside the allowed range (0, inf), finite"
         )));
     }
-    if !(delta > 0.0 && delta < 1.0) {
+    // As the CLI: below 1e-300 the radius's tail quadratures need unbounded memory (δ =
+    // 1e-320 asked 8 GiB and aborted the interpreter).
+    if !(1e-300..1.0).contains(&delta) {
         return Err(value_error(format!(
-            "delta = {delta} is outside the allowed range (0, 1)"
+            "delta = {delta} is outside the allowed range [1e-300, 1)"
         )));
     }
     Ok(())
@@ -127,9 +129,12 @@ fn least_radius(
     }
     let family = bounded_family(family, alpha)?;
     let start = certified(py, k as f64, epsilon, delta, family)?;
-    let b = py
-        .detach(|| least_radius_bracket(family, k, epsilon, delta, start.max(0.51), acc))
-        .map_err(|e| value_error(e.to_string()))?;
+    // Ctrl-C cancels the search (at its next FFT window).
+    let work = Work::default();
+    let b = crate::interruptible(py, &work, || {
+        least_radius_bracket_until(family, k, epsilon, delta, start.max(0.51), acc, &work)
+    })?
+    .map_err(|e| value_error(e.to_string()))?;
     Ok(RadiusBracket {
         lower: b.lower,
         upper: b.upper,

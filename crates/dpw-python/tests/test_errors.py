@@ -71,6 +71,19 @@ BAD = [
     ("k", lambda: dpw.least_radius(1.5, 1.0, 1e-6)),
     ("k", lambda: dpw.least_radius(10**11, 1.0, 1e-6)),
     ("accuracy", lambda: dpw.least_radius(1, 1.0, 1e-6, accuracy=0.0)),
+    # Issue 33 §4: δ below the CLI's 1e-300 aborted the interpreter (an 8 GiB allocation).
+    ("delta", lambda: dpw.certified_radius(100, 1.0, 1e-320)),
+    ("delta", lambda: dpw.least_radius(100, 1.0, 1e-320)),
+    # Integers beyond the doubles: an OverflowError that named no argument.
+    ("epsilon", lambda: dpw.calibrate(10**400, 1e-5)),
+    ("queries", lambda: dpw.calibrate(1.0, 1e-5, queries=10**400)),
+    ("epsilon", lambda: dpw.analytic_sigma(10**400, 1e-5)),
+]
+
+COMPLEX = [
+    ("epsilon", lambda np: dpw.analytic_sigma(np.array([1 + 1j]), 1e-5)),
+    ("delta", lambda np: dpw.analytic_sigma(1.0, np.array([1e-5 + 0j, 1e-6]))),
+    ("epsilon", lambda np: dpw.analytic_sigma(1 + 1j, 1e-5)),
 ]
 
 
@@ -81,6 +94,17 @@ def test_bad_argument_is_a_one_line_value_error(name, call):
     msg = str(e.value)
     assert name in msg and "\n" not in msg, msg
     assert not msg.startswith("--")
+
+
+@pytest.mark.parametrize("name,call", COMPLEX, ids=[f"{i}-{n}" for i, (n, _) in enumerate(COMPLEX)])
+def test_complex_arguments_are_refused_not_truncated(name, call):
+    # numpy's asarray(..., float64) drops the imaginary part with only a warning; even
+    # an imaginary part of 0 is refused (the type is wrong, whatever the value).
+    np = pytest.importorskip("numpy")
+    with pytest.raises(ValueError) as e:
+        call(np)
+    msg = str(e.value)
+    assert name in msg and "\n" not in msg, msg
 
 
 def test_every_public_item_is_documented():

@@ -18,7 +18,7 @@
 //!   of the exact least R and its stated error. For k ≤ 1e5 and δ ≥ max(1e-10, 1e-12·k)
 //!   (that accountant's round-off floor); beyond it, for every k, ε and δ the request
 //!   allows, the tilted accountant's certified bracket on the least R (a reason instead
-//!   where its search does not finish in [`EXACT_SECONDS`])
+//!   where its search does not finish within [`EXACT_WORK`] bins transformed)
 //!   (`composition::accountant::least_radius_bracket`, docs/accountant.md §7), started
 //!   at 0.8 times the certified radius; its upper end is reported.
 //!
@@ -27,7 +27,7 @@
 //! union bound `P(|X| > L) ≤ β/k` and never more than RΔ.
 
 use crate::ranges;
-use composition::accountant::{least_radius_bracket_until, DEADLINE_NAME};
+use composition::accountant::{least_radius_bracket_until, Work, BUDGET_NAME};
 use composition::pld::{
     exact_calibration, pessimistic_min_delta, RadiusSettings, PESSIMISTIC_MAX_K,
 };
@@ -40,7 +40,6 @@ use densities::truncated_laplace::TruncatedLaplace;
 use mgf::{certified_radius, BoundedNoise};
 use polars::prelude::{Column, CsvWriter, DataFrame, SerWriter};
 use serde::Serialize;
-use std::time::{Duration, Instant};
 
 /// A calibration request (validated by [`Request::new`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -369,7 +368,7 @@ fn bounded_certified(req: &Request) -> Result<(Numbers, f64), String> {
 /// The least R by the certified FFT accountant, started from the certified radius `cert`;
 /// the note carries the estimate of the exact least R and its error. Beyond that
 /// accountant's range, the tilted accountant's certified bracket (any k, ε and δ the
-/// request allows, within [`EXACT_SECONDS`]).
+/// request allows, within the work budget [`EXACT_WORK`]).
 fn bounded_exact(req: &Request, cert: f64) -> (Result<Numbers, String>, String) {
     let certifiable = req.queries <= PESSIMISTIC_MAX_K as f64
         && req.delta >= pessimistic_min_delta(req.queries as u64);
@@ -384,9 +383,9 @@ fn bounded_exact(req: &Request, cert: f64) -> (Result<Numbers, String>, String) 
             // (k ~ 3e4–1e5 at δ ~ 1e-126) takes up to a minute: say so while it runs.
             eprintln!(
                 "calibrate: searching the exact bounded radius with the tilted accountant \
-                 (at most {EXACT_SECONDS} s)…"
+                 (at most {EXACT_WORK:.1e} bins transformed, about {EXACT_SECONDS_ABOUT} s on \
+                 2 cores)…"
             );
-            let deadline = Instant::now() + Duration::from_secs_f64(EXACT_SECONDS);
             let b = least_radius_bracket_until(
                 fam,
                 k,
@@ -394,7 +393,7 @@ fn bounded_exact(req: &Request, cert: f64) -> (Result<Numbers, String>, String) 
                 req.delta,
                 0.8 * cert,
                 1e-3,
-                Some(deadline),
+                &Work::new(Some(EXACT_WORK as u64)),
             )
             .map_err(|e| exact_failure(&e))?;
             let note = format!(
@@ -441,20 +440,26 @@ fn bounded_exact(req: &Request, cert: f64) -> (Result<Numbers, String>, String) 
     }
 }
 
-/// Wall time after which the exact bounded row's search stops (a dash and the reason).
-pub const EXACT_SECONDS: f64 = 60.0;
+/// Work budget of the exact bounded row's search, in bins transformed (docs/accountant.md
+/// §6.1): a dash and the reason beyond it. A count of work, not seconds, so the row does not
+/// depend on the machine's load. The hardest searches the README measures (k = 1e5 and 3e5
+/// at δ = 1e-250, the mixed regime of docs/accountant.md §4.1) need about a third of it.
+pub const EXACT_WORK: f64 = 5e8;
+
+/// What [`EXACT_WORK`] takes on the reference machine (2 cores), as announced.
+const EXACT_SECONDS_ABOUT: u32 = 150;
 
 /// The reason given for an exact bounded row the tilted accountant's search did not
-/// give: its deadline (measured: k = 1e5 and 3e5 at δ = 1e-250, where the Gaussian bulk of
-/// the composition and single large losses weigh alike and the one-jump split of
-/// docs/accountant.md §4.1 needs its mass levels, each search step costing seconds), or
-/// its error.
+/// give: its work budget (at this k and δ the Gaussian bulk of the composition and single
+/// large losses weigh alike and the one-jump split of docs/accountant.md §4.1 needs its
+/// mass levels, each search step costing much work), or its error.
 fn exact_failure(err: &CompositionError) -> String {
-    if matches!(err, CompositionError::OutOfRange { name, .. } if *name == DEADLINE_NAME) {
+    if matches!(err, CompositionError::OutOfRange { name, .. } if *name == BUDGET_NAME) {
         format!(
-            "not computed: the exact search did not finish in {EXACT_SECONDS} s (at this k \
-             and delta the bulk of the composition and single large losses weigh alike, \
-             which the accountant resolves slowly; the certified R above holds)"
+            "not computed: the exact search did not finish within its work budget of \
+             {EXACT_WORK:.1e} bins transformed (about {EXACT_SECONDS_ABOUT} s on 2 cores; \
+             e.g. where the bulk of the composition and single large losses weigh alike); \
+             the certified R above holds"
         )
     } else {
         format!("not computed: the certified accountant failed ({err})")
@@ -788,22 +793,32 @@ mod tests {
             );
             assert!(row.note.contains("certified by the tilted"), "{}", row.note);
         }
-        // A search stopped at its deadline says so, and that the certified R holds; any
-        // other failure is named as it is.
-        let past = Instant::now() - Duration::from_millis(1);
-        let late = least_radius_bracket_until(
-            BoundedFamily::power(2.0).unwrap(),
-            10,
-            1.0,
-            1e-126,
-            1000.0,
-            1e-3,
-            Some(past),
-        )
-        .unwrap_err();
-        let why = exact_failure(&late);
-        let secs = format!("did not finish in {EXACT_SECONDS} s");
-        assert!(why.contains(&secs) && why.contains("certified R above holds"));
+        // A search stopped by its work budget says so, and that the certified R holds;
+        // any other failure is named as it is. The same budget stops it at the same
+        // evaluation every time (no clock involved).
+        let search = |budget: u64| {
+            let w = Work::new(Some(budget));
+            let r = least_radius_bracket_until(
+                BoundedFamily::power(2.0).unwrap(),
+                10,
+                1.0,
+                1e-126,
+                1000.0,
+                1e-3,
+                &w,
+            );
+            (r, w.done())
+        };
+        let (late, done) = search(1);
+        let why = exact_failure(&late.unwrap_err());
+        assert!(
+            why.contains("did not finish within its work budget")
+                && why.contains("certified R above holds"),
+            "{why}"
+        );
+        assert_eq!(search(1).1, done, "same budget, same work");
+        let (full, needed) = search(u64::MAX - 1);
+        assert!(full.is_ok() && needed > done);
         let other = CompositionError::Empty { name: "answer" };
         assert!(exact_failure(&other).contains("certified accountant failed"));
     }

@@ -84,8 +84,22 @@ pub enum Command {
         /// Relative width of the bracket to reach (default 1e-4 for ε, 1e-3 for δ).
         #[arg(long, value_name = "REL", allow_negative_numbers = true)]
         accuracy: Option<f64>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Table)]
+        /// Work budget in bins transformed (default 6e8, about two minutes on 2 cores;
+        /// at most 1e13): refinement stops once it is used up, and the bracket reached so
+        /// far is reported, still certified. A count of work, not seconds: the same
+        /// command gives the same numbers at any load.
+        #[arg(long, value_name = "BINS", allow_negative_numbers = true)]
+        max_work: Option<f64>,
+        /// Output format: table (for people), csv (the header
+        /// `quantity,lower,estimate,upper,seconds` and one row) or json (those fields,
+        /// `ln_lower`, `ln_upper`, `step`, `accuracy_met`, `work`, `max_work` and the
+        /// parsed request).
+        #[arg(
+            long,
+            value_enum,
+            default_value_t = Format::Table,
+            hide_possible_values = true
+        )]
         format: Format,
     },
     /// Calibrate every mechanism to (ε, δ) for k queries of sensitivity Δ: noise scale,
@@ -206,6 +220,18 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
                     "compares one manifest; name exactly one",
                 ));
             }
+            if let Some(path) = &against {
+                // Read before any figure is computed: a missing or malformed file is the
+                // command line's mistake (exit 2), not a mismatch found after the work.
+                if !path.is_file() {
+                    return Err(usage(
+                        "--against",
+                        &format!("{} is not a readable CSV file", path.display()),
+                    ));
+                }
+                Table::read_csv(path)
+                    .map_err(|e| usage("--against", &format!("{}: {e}", path.display())))?;
+            }
             check_all_against(&manifests, against.as_deref())
         }
         Command::Calibrate {
@@ -236,15 +262,16 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
             delta,
             epsilon,
             accuracy,
+            max_work,
             format,
         } => {
-            let req = AccountRequest::new(&mechanisms, delta, epsilon, accuracy).map_err(
-                |(key, message)| DpwError::Input {
+            let req = AccountRequest::new(&mechanisms, delta, epsilon, accuracy)
+                .and_then(|r| r.with_max_work(max_work))
+                .map_err(|(key, message)| DpwError::Input {
                     file: "account".into(),
                     key,
                     message,
-                },
-            )?;
+                })?;
             let result =
                 with_progress("account", || req.run()).map_err(|message| DpwError::Input {
                     file: "account".into(),

@@ -150,6 +150,10 @@ pub fn within_budget_total(key: &str, what: &str, estimate: f64) -> Result<(), K
     }
 }
 
+/// Seconds of one certified bounded-noise radius (Dagan & Kur, `mgf::certified_radius`)
+/// on one core, rounded up from fig1's 24 points in 1.2 s on 2 cores.
+pub const CERTIFIED_RADIUS_SECONDS: f64 = 0.15;
+
 /// Seconds one accountant query of `spec` takes on the reference machine at relative
 /// accuracy `accuracy`, as measured on the catalog's figures (fig18, fig20–fig22, `dpw
 /// account`) and rounded up: the step, hence the bins, scale like `accuracy^{-1/2}`

@@ -174,6 +174,10 @@ fn hostile_value(rng: &mut impl Rng, node: &Node) -> String {
     match node {
         Node::Number(_) => pick(rng, NUMBERS),
         Node::Text(p) if p.ends_with(".csv") => pick(rng, TEXTS),
+        // The generic kinds' mechanisms: a SPEC or family string, mostly well-formed
+        // (TOML-quoted), so that the accountant behind the manifest is reached.
+        Node::Text(p) if p.ends_with(".spec") => format!("{:?}", spec_string(rng)),
+        Node::Text(p) if p.ends_with(".family") => format!("{:?}", family_string(rng)),
         Node::Text(_) => pick(rng, &TEXTS[..4]),
         Node::Bool(_) => pick(rng, &["1", "\"true\"", "false"]),
         Node::Array(_) => pick(rng, ARRAYS),
@@ -429,54 +433,93 @@ fn calibrate_case(rng: &mut impl Rng) -> (Vec<String>, bool) {
 /// (and sometimes a hostile key), a hostile δ or ε and sometimes a hostile accuracy. The
 /// specs' well-formed values reach the accountant's hard cases (bounded noise at δ down
 /// to 1e-300 and counts up to 1e10, where its one-jump split and pilot step work).
-fn account_case(rng: &mut impl Rng) -> (Vec<String>, bool) {
-    // Mostly well-formed values (so that the accountant itself is exercised), now and
-    // then a hostile one.
-    fn mix(rng: &mut impl Rng, good: &[&str], bad: &[&str]) -> String {
-        if rng.gen_bool(0.85) {
-            pick(rng, good)
-        } else {
-            pick(rng, bad)
-        }
+/// Mostly well-formed values (so that the accountant itself is exercised), now and then
+/// a hostile one.
+fn mix(rng: &mut impl Rng, good: &[&str], bad: &[&str]) -> String {
+    if rng.gen_bool(0.85) {
+        pick(rng, good)
+    } else {
+        pick(rng, bad)
     }
+}
+
+/// One mechanism SPEC: mostly well-formed, now and then a hostile value, key or kind; the
+/// subsampled kinds at rates down to 1e-9 and the reproducers of issue 33 §4 among them.
+fn spec_string(rng: &mut impl Rng) -> String {
     let good = ["1", "2", "0.5", "1e-3", "1e3", "300", "85000", "1e8"];
     let bad = [
         "0", "-1", "nan", "inf", "1e-320", "1e308", "", "abc", "1e11",
     ];
     let counts = ["1", "2", "10", "1000", "1e4", "1e6", "1e10"];
     let bad_counts = ["1e11", "0", "-3", "2.5", "nan"];
+    let rates = ["0.01", "0.1", "1e-3", "3.83e-09", "1"];
+    let bad_rates = ["0", "1.5", "nan", "-0.1"];
+    let kinds = [
+        format!("gaussian:sigma={}", mix(rng, &good, &bad)),
+        format!("laplace:scale={}", mix(rng, &good, &bad)),
+        format!("rr:epsilon={}", mix(rng, &good, &bad)),
+        format!("rr:epsilon={}", pick(rng, &["69.93", "700", "1e-8"])),
+        format!(
+            "truncated-laplace:epsilon={},delta={}",
+            mix(rng, &good, &bad),
+            mix(rng, &["1e-6", "0.01"], &["0.5", "0", "1", "nan"])
+        ),
+        format!(
+            "bounded:family=power,alpha={},radius={}",
+            mix(rng, &["2", "0.5", "5"], &["0", "nan", "1e6", "1e-3"]),
+            mix(rng, &good, &bad)
+        ),
+        format!("bounded:family=exp,radius={}", mix(rng, &good, &bad)),
+        format!(
+            "subsampled-gaussian:sigma={},q={}",
+            mix(rng, &["0.4913", "1", "2", "0.8"], &bad),
+            mix(rng, &rates, &bad_rates)
+        ),
+        format!(
+            "subsampled-laplace:scale={},q={}",
+            mix(rng, &["2", "1", "0.5"], &bad),
+            mix(rng, &rates, &bad_rates)
+        ),
+        "bounded:family=gauss,radius=10".to_string(),
+        format!(
+            "gaussian:sigma=1,{}=1",
+            pick(rng, &["scale", "sigma", "", "count=2"])
+        ),
+    ];
+    let mut spec = kinds.choose(rng).expect("kinds").clone();
+    if rng.gen_bool(0.6) {
+        spec.push_str(&format!(",count={}", mix(rng, &counts, &bad_counts)));
+    }
+    if rng.gen_bool(0.2) {
+        spec.push_str(&format!(",sensitivity={}", mix(rng, &good, &bad)));
+    }
+    spec
+}
+
+/// A calibration_curve family: the kinds it knows, with hostile bounded parameters.
+fn family_string(rng: &mut impl Rng) -> String {
+    pick(
+        rng,
+        &[
+            "laplace",
+            "gaussian",
+            "truncated-laplace",
+            "bounded:family=power,alpha=2",
+            "bounded:family=power,alpha=1e-3",
+            "bounded:family=power,alpha=100",
+            "bounded:family=exp",
+            "bounded:family=power,alpha=nan",
+            "rr",
+            "",
+        ],
+    )
+}
+
+fn account_case(rng: &mut impl Rng) -> (Vec<String>, bool) {
     let mut line = vec!["account".to_string()];
     for _ in 0..rng.gen_range(1..=2) {
-        let kinds = [
-            format!("gaussian:sigma={}", mix(rng, &good, &bad)),
-            format!("laplace:scale={}", mix(rng, &good, &bad)),
-            format!("rr:epsilon={}", mix(rng, &good, &bad)),
-            format!(
-                "truncated-laplace:epsilon={},delta={}",
-                mix(rng, &good, &bad),
-                mix(rng, &["1e-6", "0.01"], &["0.5", "0", "1", "nan"])
-            ),
-            format!(
-                "bounded:family=power,alpha={},radius={}",
-                mix(rng, &["2", "0.5", "5"], &["0", "nan", "1e6"]),
-                mix(rng, &good, &bad)
-            ),
-            format!("bounded:family=exp,radius={}", mix(rng, &good, &bad)),
-            "bounded:family=gauss,radius=10".to_string(),
-            format!(
-                "gaussian:sigma=1,{}=1",
-                pick(rng, &["scale", "sigma", "", "count=2"])
-            ),
-        ];
-        let mut spec = kinds.choose(rng).expect("kinds").clone();
-        if rng.gen_bool(0.6) {
-            spec.push_str(&format!(",count={}", mix(rng, &counts, &bad_counts)));
-        }
-        if rng.gen_bool(0.2) {
-            spec.push_str(&format!(",sensitivity={}", mix(rng, &good, &bad)));
-        }
         line.push("--mechanism".into());
-        line.push(spec);
+        line.push(spec_string(rng));
     }
     let bad_small = ["0", "1", "nan", "-1", "1e-320", "5e-324", "2"];
     if rng.gen_bool(0.7) {
@@ -672,4 +715,124 @@ fn an_interrupted_run_leaves_no_temporary_file_and_no_partial_set() {
         *outcomes.entry(status.code()).or_insert(0) += 1;
     }
     eprintln!("interrupt outcomes (exit status: count): {outcomes:?}");
+}
+
+/// The reproducers of issue 33 §4, each once: every one exits 0 with a complete set or 2
+/// with one line naming the input (before the fixes: a panic, exit 1, a refusal after the
+/// work, or a grid accepted under the budget that ran for minutes).
+#[test]
+fn issue_33_reproducers_exit_0_or_2_naming_the_input() {
+    let root = root();
+    let fig20 = |spec: &str| {
+        vec![
+            "run".to_string(),
+            "experiments/fig20.toml".into(),
+            "--set".into(),
+            "params.alpha={ linspace = [0, 1], n = 3 }".into(),
+            "--set".into(),
+            format!(
+                "params.panels=[{{ key = \"k1\", mechanisms = [{{ key = \"laplace\", spec = \"{spec}\" }}] }}]"
+            ),
+        ]
+    };
+    let fig21 = |sets: &[&str]| {
+        let mut a = vec!["run".to_string(), "experiments/fig21.toml".into()];
+        for s in sets {
+            a.push("--set".into());
+            a.push(s.to_string());
+        }
+        a
+    };
+    // (what, arguments, expected exit, a word the refusal must name)
+    let cases: Vec<(&str, Vec<String>, i32, &str)> = vec![
+        (
+            "F1 panic: accuracy above 0.25",
+            fig21(&[
+                "params.accuracy=0.3",
+                "params.grid=[1]",
+                "params.mechanisms=[{ key = \"laplace\", family = \"laplace\" }]",
+            ]),
+            0,
+            "",
+        ),
+        (
+            "F2 negative CLT mu",
+            fig20("subsampled-laplace:scale=2,q=0.01"),
+            0,
+            "",
+        ),
+        (
+            "F3 loss variance 0",
+            fig20("rr:epsilon=69.93"),
+            2,
+            "params.panels[0].mechanisms[0].spec",
+        ),
+        (
+            "F4 bin budget",
+            fig20("subsampled-gaussian:sigma=0.4913,q=3.83e-09,count=100"),
+            2,
+            "params.panels[0].mechanisms[0].spec",
+        ),
+        (
+            "F5 delta below P(L = inf)",
+            vec![
+                "run".into(),
+                "experiments/fig22.toml".into(),
+                "--set".into(),
+                "params.mechanisms=[{ key = \"sigma_1\", spec = \"truncated-laplace:epsilon=0.5,delta=1e-6\" }]".into(),
+                "--set".into(),
+                "params.grid=[100]".into(),
+            ],
+            2,
+            "params.mechanisms[0].spec",
+        ),
+        (
+            "F6 no certified radius",
+            fig21(&[
+                "params.grid=[10]",
+                "params.mechanisms=[{ key = \"bounded\", family = \"bounded:family=power,alpha=1e-3\" }]",
+            ]),
+            2,
+            "params.mechanisms[0].family",
+        ),
+        (
+            "F7 classical bounded calibrations are estimated",
+            fig21(&[
+                "params.grid={ logspace = [1, 1e6], n = 10000, integer = true }",
+                "params.mechanisms=[{ key = \"bounded_certified\", family = \"bounded:family=power,alpha=2\", calibration = \"classical\" }]",
+            ]),
+            2,
+            "params.grid",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (what, mut args, want, names) in cases {
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let out_dir = scratch.path().join("out");
+        args.push("--out".into());
+        args.push(out_dir.display().to_string());
+        let o = run_dpw(&root, scratch.path(), &args);
+        if let Some(class) = judge(&o, &out_dir, false, false) {
+            failures.push(format!("{what}: {class}: {}", o.stderr));
+        } else if o.code != Some(want) || !o.stderr.contains(names) {
+            failures.push(format!(
+                "{what}: exit {:?}, want {want} naming {names:?}: {}",
+                o.code, o.stderr
+            ));
+        }
+    }
+    // F10: a missing --against file is the command line's mistake, found before any work.
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let args: Vec<String> = ["check", "experiments/fig3.toml", "--against", "missing.csv"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let o = run_dpw(&root, scratch.path(), &args);
+    if o.code != Some(2) || !o.stderr.contains("--against") || o.stdout.contains("fig3:") {
+        failures.push(format!(
+            "F10: exit {:?}: {} / {}",
+            o.code, o.stdout, o.stderr
+        ));
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }

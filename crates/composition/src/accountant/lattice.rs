@@ -148,14 +148,17 @@ pub struct GridCells {
 /// `(cells (a, ln P, ln m), first index, range, ln P of the capped part)`.
 type Cells = (Vec<(f64, f64, f64)>, i64, ContinuousRange, f64);
 
-/// Below this many cells one thread computes them all.
-const PARALLEL_CELLS: usize = 1 << 14;
+/// Cells computed by one call of `LossLaw::cells` (the unit of parallel work).
+const CELL_CHUNK: usize = 1 << 14;
+
+/// Chunks computed between two cancellation points.
+const CELL_BLOCK_CHUNKS: usize = 16;
 
 impl GridCells {
     /// The cells of `law` on the step `d`, its atomless part cut where each tail has mass
     /// below `e^{ln_tail}` and its losses above `cap` set apart; errors when they would
-    /// exceed `max_len` bins. Large grids are split between the available cores (each
-    /// cell depends only on its own edges).
+    /// exceed `max_len` bins. Large grids are split between the available cores in
+    /// chunks that do not depend on their number.
     pub fn new(law: &dyn LossLaw, d: f64, ln_tail: f64, max_len: usize, cap: f64) -> Result<Self> {
         let Some(mut range) = law.continuous_range(ln_tail) else {
             return Ok(Self {
@@ -186,30 +189,38 @@ impl GridCells {
         }
         let edges: Vec<f64> = (ia..=ib).map(|j| j as f64 * d).collect();
         let n_cells = edges.len() - 1;
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(n_cells / PARALLEL_CELLS)
-            .max(1);
-        let cells = if threads == 1 {
-            law.cells(&edges)
-        } else {
-            // Chunks of cells sharing their boundary edges.
-            let per = n_cells.div_ceil(threads);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // Chunks of CELL_CHUNK cells sharing their boundary edges, the same on every
+        // machine (a law may warm-start each cell from the one before: nothing may hang
+        // on the number of cores); the chunks of a block go to the cores, and each block
+        // is a cancellation point charged its cells as work (docs/accountant.md §6.1).
+        let chunks: Vec<(usize, usize)> = (0..n_cells)
+            .step_by(CELL_CHUNK)
+            .map(|a| (a, (a + CELL_CHUNK).min(n_cells)))
+            .collect();
+        let mut cells = Vec::with_capacity(n_cells);
+        for block in chunks.chunks(CELL_BLOCK_CHUNKS) {
+            super::work::charge((block[block.len() - 1].1 - block[0].0) as u64)?;
+            let run = |part: &[(usize, usize)]| -> Vec<(f64, f64)> {
+                part.iter()
+                    .flat_map(|&(a, b)| law.cells(&edges[a..=b]))
+                    .collect()
+            };
+            if threads == 1 || block.len() == 1 {
+                cells.extend(run(block));
+                continue;
+            }
+            let per = block.len().div_ceil(threads);
             std::thread::scope(|s| {
-                let handles: Vec<_> = (0..threads)
-                    .map(|t| {
-                        let a = t * per;
-                        let b = ((t + 1) * per).min(n_cells);
-                        let chunk = &edges[a..=b];
-                        s.spawn(move || law.cells(chunk))
-                    })
+                let handles: Vec<_> = block
+                    .chunks(per)
+                    .map(|part| s.spawn(move || run(part)))
                     .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| h.join().expect("cell thread"))
-                    .collect::<Vec<_>>()
-            })
-        };
+                for h in handles {
+                    cells.extend(h.join().expect("cell thread"));
+                }
+            });
+        }
         let out = cells
             .into_iter()
             .enumerate()
@@ -450,7 +461,7 @@ mod tests {
         let g = GridCells::new(&law, d, -40.0, 1 << 22, f64::INFINITY).unwrap();
         let (cells, ia, _, _) = g.cells.as_ref().unwrap();
         assert!(
-            cells.len() > 2 * PARALLEL_CELLS,
+            cells.len() > 2 * CELL_CHUNK,
             "{} cells: not chunked",
             cells.len()
         );

@@ -34,15 +34,17 @@ mod steps;
 pub mod subsampled;
 pub mod tilted;
 pub mod tradeoff;
+pub mod work;
 
 pub use lattice::{GridCells, Lattice};
 pub use law::{
     BoundedNoiseLaw, ClippedLaplaceLaw, ContinuousRange, DiscreteLaw, GaussianLaw, LossLaw,
 };
-pub use radius::{least_radius_bracket, least_radius_bracket_until, RadiusBracket, DEADLINE_NAME};
+pub use radius::{least_radius_bracket, least_radius_bracket_until, RadiusBracket, BUDGET_NAME};
 pub use spec::{Composition, MechanismKind, MechanismSpec, SpecError};
 pub use tilted::{Factor, TiltedSum};
 pub use tradeoff::TradeoffPoint;
+pub use work::Work;
 
 use crate::error::{out_of_range, CompositionError, Result};
 use densities::outward;
@@ -71,7 +73,8 @@ pub struct Answer {
     pub ln_upper: f64,
     /// Grid step of the final discretisation.
     pub step: f64,
-    /// Whether the requested relative accuracy was reached within the bin budget.
+    /// Whether the requested relative accuracy was reached within the bin budget (and
+    /// the work budget, [`Accountant::with_work`]).
     pub accuracy_met: bool,
 }
 
@@ -81,6 +84,7 @@ pub struct Accountant {
     parts: Vec<(Box<dyn LossLaw>, u64)>,
     accuracy: Option<f64>,
     max_bins: usize,
+    work: Work,
 }
 
 impl Accountant {
@@ -100,7 +104,22 @@ impl Accountant {
             parts,
             accuracy: None,
             max_bins: DEFAULT_MAX_BINS,
+            work: Work::default(),
         })
+    }
+
+    /// The same composition charging its work to `work` (shared by clones): refinement
+    /// stops, with the bracket reached so far (certified, `accuracy_met` false), once the
+    /// meter's budget is used up, and a cancelled meter ends a computation at its next
+    /// FFT window with [`CompositionError::Interrupted`] (docs/accountant.md §6.1).
+    pub fn with_work(mut self, work: Work) -> Self {
+        self.work = work;
+        self
+    }
+
+    /// The meter this composition charges.
+    pub fn work(&self) -> &Work {
+        &self.work
     }
 
     /// The same composition with a requested relative accuracy in `[1e-8, 0.5]`.
@@ -187,10 +206,12 @@ impl Accountant {
     /// Each law's cells on the grid `d`, its atomless losses above `cap` set apart
     /// (computed once for both sides of the bracket).
     fn grid_cells(&self, d: f64, t: f64, cap: f64) -> Result<Vec<GridCells>> {
-        self.parts
-            .iter()
-            .map(|(law, _)| GridCells::new(law.as_ref(), d, t, self.max_bins, cap))
-            .collect()
+        self.work.metered(|| {
+            self.parts
+                .iter()
+                .map(|(law, _)| GridCells::new(law.as_ref(), d, t, self.max_bins, cap))
+                .collect()
+        })
     }
 
     /// Each law on its grid `grids`, on the side `upper` selects, its atomless losses
@@ -261,6 +282,8 @@ impl Accountant {
             let (lo_here, hi_here) = match rr {
                 Ok(v) => v,
                 Err(e) => match steps.after_error(&e, last.map(|a| a.step), align) {
+                    // A failed step's work counts too: past the budget, what stands stands.
+                    AfterError::Retry if self.work.exhausted() => return last.ok_or(e),
                     AfterError::Retry => continue,
                     AfterError::Stop => return last.ok_or(e),
                     AfterError::Fail => return Err(e),
@@ -319,7 +342,7 @@ impl Accountant {
                     ..a
                 });
             }
-            if hi <= ln_below {
+            if hi <= ln_below || self.work.exhausted() {
                 return Ok(a);
             }
             last = Some(a);
@@ -363,6 +386,8 @@ impl Accountant {
             let (lo, hi) = match r {
                 Ok(v) => v,
                 Err(e) => match steps.after_error(&e, last.map(|a| a.step), align) {
+                    // A failed step's work counts too: past the budget, what stands stands.
+                    AfterError::Retry if self.work.exhausted() => return last.ok_or(e),
                     AfterError::Retry => continue,
                     AfterError::Stop => return last.ok_or(e),
                     AfterError::Fail => return Err(e),
@@ -385,7 +410,7 @@ impl Accountant {
                 step: steps.d,
                 accuracy_met: met,
             };
-            if met || hi <= below {
+            if met || hi <= below || self.work.exhausted() {
                 return Ok(a);
             }
             last = Some(a);
@@ -483,8 +508,10 @@ impl Accountant {
     ) -> Result<(f64, f64)> {
         let grids = self.grid_cells(step, tail, cap)?;
         let side = |upper: bool| -> Result<f64> {
-            let lats = self.side_lattices(&grids, upper, tail)?;
-            ask(&self.factors(&lats), upper)
+            self.work.metered(|| {
+                let lats = self.side_lattices(&grids, upper, tail)?;
+                ask(&self.factors(&lats), upper)
+            })
         };
         let (lo, hi) = std::thread::scope(|s| {
             let h = s.spawn(|| side(false));

@@ -11,7 +11,7 @@
 //! ends predicted and verified, repeating until both are certified.
 
 use super::law::BoundedNoiseLaw;
-use super::Accountant;
+use super::{Accountant, Work};
 use crate::error::{out_of_range, CompositionError, Result};
 use densities::bounded::BoundedFamily;
 
@@ -26,15 +26,23 @@ pub struct RadiusBracket {
     pub evaluations: usize,
 }
 
-/// The `name` of the error [`least_radius_bracket_until`] gives when its deadline has
-/// passed (`CompositionError::OutOfRange`), for callers that explain it.
-pub const DEADLINE_NAME: &str = "radius search (accountant evaluations)";
+/// The `name` of the error [`least_radius_bracket_until`] gives when its work budget is
+/// used up (`CompositionError::OutOfRange`), for callers that explain it.
+pub const BUDGET_NAME: &str = "radius search (work budget, bins transformed)";
 
 /// `[ε_lo, ε_up]` of k queries with noise radius `1/r` at δ.
-fn eps_bracket(family: BoundedFamily, r: f64, k: u64, delta: f64, acc: f64) -> Result<(f64, f64)> {
+fn eps_bracket(
+    family: BoundedFamily,
+    r: f64,
+    k: u64,
+    delta: f64,
+    acc: f64,
+    work: &Work,
+) -> Result<(f64, f64)> {
     let law = BoundedNoiseLaw::new(family, 1.0 / r, 1.0)?;
     let a = Accountant::new(vec![(Box::new(law), k)])?
         .with_accuracy(acc)?
+        .with_work(work.clone())
         .epsilon(delta)?;
     Ok((a.lower, a.upper))
 }
@@ -51,11 +59,13 @@ pub fn least_radius_bracket(
     start: f64,
     accuracy: f64,
 ) -> Result<RadiusBracket> {
-    least_radius_bracket_until(family, k, epsilon, delta, start, accuracy, None)
+    least_radius_bracket_until(family, k, epsilon, delta, start, accuracy, &Work::default())
 }
 
-/// [`least_radius_bracket`] that gives up (an error naming the time) when `deadline` has
-/// passed before an accountant evaluation: a bound on the wall time of interactive use.
+/// [`least_radius_bracket`] charging every accountant evaluation to `work`: once its
+/// budget is used up the search gives up (an error named [`BUDGET_NAME`]) before the next
+/// evaluation. A budget of work, not of seconds: the same search stops at the same point
+/// on any machine at any load (docs/accountant.md §6.1).
 pub fn least_radius_bracket_until(
     family: BoundedFamily,
     k: u64,
@@ -63,7 +73,7 @@ pub fn least_radius_bracket_until(
     delta: f64,
     start: f64,
     accuracy: f64,
-    deadline: Option<std::time::Instant>,
+    work: &Work,
 ) -> Result<RadiusBracket> {
     if !(epsilon.is_finite() && epsilon > 0.0) {
         return Err(out_of_range("epsilon", epsilon, "(0, inf)"));
@@ -76,15 +86,15 @@ pub fn least_radius_bracket_until(
     }
     let mut evaluations = 0;
     let mut eval = |r: f64| -> Result<(f64, f64)> {
-        if deadline.is_some_and(|d| std::time::Instant::now() > d) {
+        if work.exhausted() {
             return Err(out_of_range(
-                DEADLINE_NAME,
-                evaluations as f64,
-                "within the time allowed: the search was stopped at its deadline",
+                BUDGET_NAME,
+                work.done() as f64,
+                "within the work budget: the search was stopped when it was used up",
             ));
         }
         evaluations += 1;
-        match eps_bracket(family, r, k, delta, accuracy) {
+        match eps_bracket(family, r, k, delta, accuracy, work) {
             // δ below the (upper bound on the) mass of the +∞ loss: not certified
             // sufficient, and not certified insufficient either; the search moves to a
             // larger radius (ε_up = ∞ aims at half the r).

@@ -394,6 +394,16 @@ impl Composition {
         Ok(self)
     }
 
+    /// Both directions charge `work` (docs/accountant.md §6): its budget stops their
+    /// refinement, its cancellation their computation.
+    pub fn with_work(mut self, work: super::Work) -> Self {
+        self.forward = self.forward.with_work(work.clone());
+        if let Some(r) = self.reverse.take() {
+            self.reverse = Some(r.with_work(work));
+        }
+        self
+    }
+
     /// Certified bracket of ε(δ): the larger over the two directions. The reverse
     /// direction is refined only while it may exceed the forward one's lower end.
     pub fn epsilon(&self, delta: f64) -> crate::error::Result<super::Answer> {

@@ -65,6 +65,10 @@ impl Steps {
         align: impl Fn(f64) -> f64,
     ) -> AfterError {
         let overflow = matches!(e, CompositionError::OutOfRange { .. });
+        // A cancelled computation ends: no retry, and no earlier bracket stands in for it.
+        if matches!(e, CompositionError::Interrupted) {
+            return AfterError::Fail;
+        }
         if self.pilot {
             self.pilot = false;
             self.d = self.d0;

@@ -492,6 +492,8 @@ impl TiltedSum {
         let tail_hi = ln_chernoff(factors, lambda, base, top, true).exp();
         let ln_abs_above = ln_chernoff(factors, 0.0, base0, top, true);
 
+        // The work of this window (docs/accountant.md §6.1), and a cancellation point.
+        super::work::charge(n as u64 * (factors.len() as u64 + 1))?;
         let (fwd, inv) = crate::fft_plans::forward_inverse(n);
         let e_fft = crate::pld::fft_eta(n);
         let mut acc = vec![Complex::new(0.0, 0.0); n]; // Σ c (ln|A| + i arg A)

@@ -37,11 +37,13 @@ impl Accountant {
     /// The composed law on one side (`upper`: δ too large at every ε) as an untilted
     /// lattice on the accountant's initial grid.
     fn composed_lattice(&self, grids: &[GridCells], upper: bool) -> Result<Lattice> {
-        let tail = self.ln_tail(LN_TAIL_MASS + 12.0);
-        let lats = self.side_lattices(grids, upper, tail)?;
-        let factors = self.factors(&lats);
-        let c = compose(&factors, 0.0, self.max_bins, upper, tail)?;
-        Ok(c.sum.untilted_lattice(upper, c.ln_inf))
+        self.work.metered(|| {
+            let tail = self.ln_tail(LN_TAIL_MASS + 12.0);
+            let lats = self.side_lattices(grids, upper, tail)?;
+            let factors = self.factors(&lats);
+            let c = compose(&factors, 0.0, self.max_bins, upper, tail)?;
+            Ok(c.sum.untilted_lattice(upper, c.ln_inf))
+        })
     }
 
     /// Certified brackets of the composition's trade-off function `T(Q, P)` at each α in
@@ -91,7 +93,10 @@ impl Accountant {
     /// (docs/accountant.md §9). The moments are those of the finite part of each loss
     /// below the cap of a trade-off down to α = 1e-6 (losses above it act like the `+∞`
     /// atom, whose mass no moment sees: bounded noise has infinite moments otherwise), from
-    /// the two discretisations, averaged: a reference value, not a certified one.
+    /// the two discretisations, averaged: a reference value, not a certified one. The exact
+    /// μ is at least 0 (K is a sum of Kullback–Leibler divergences); where the
+    /// discretisation's average falls below 0 (a law much narrower than its grid step,
+    /// e.g. subsampled at a small rate) 0 is returned.
     pub fn clt_mu(&self) -> Result<f64> {
         let cap = self.loss_cap(1e-6);
         let step = self.initial_step(self.accuracy.unwrap_or(1e-4));
@@ -107,7 +112,7 @@ impl Accountant {
             // The average of the two sides' 2K/s.
             mu += k / v.sqrt();
         }
-        Ok(mu)
+        Ok(mu.max(0.0))
     }
 
     /// The cap on each law's losses for a trade-off down to `a_min`: only ε ≤ ln(1/α)

@@ -123,7 +123,11 @@ def _number(name: str, x: Any) -> float:
         except ImportError:
             pass
         raise ValueError(f"{name}: expected a number, got {type(x).__name__}")
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:
+        # An int beyond the doubles: say which argument, as every other refusal does.
+        raise ValueError(f"{name}: {x} is too large for a double (at most 1.8e308)") from None
 
 
 def calibrate(

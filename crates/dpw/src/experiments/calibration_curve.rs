@@ -29,8 +29,12 @@
 //!
 //! `calibration = "exact"` (the default): the least noise whose k-fold composition has a
 //! certified δ(ε) ≤ δ (the upper end of the accountant's bracket), found by a bracketed
-//! secant search on the noise parameter; the least noise that is private lies between the
-//! largest parameter certified insufficient (`y_lo`) and the reported one (`y = y_hi`).
+//! secant search on the noise parameter. The reported one (`y = y_hi`) is certified
+//! sufficient; `y_lo`, within the accuracy below it, is the largest parameter tried that
+//! was *not* certified sufficient: certified insufficient, or undecided where the
+//! accountant's bracket of δ contained the target (the search asks δ to a quarter of the
+//! tolerance, so an undecided `y_lo` lies within about a quarter of it of the least
+//! private noise). `y_lo` is therefore not a certified lower bound on that least noise.
 //! The Gaussian is exact in closed form (the analytic σ with L2 sensitivity √k·Δ).
 //! `calibration = "classical"`: the generic bounds — Laplace b = kΔ/ε (pure DP), the
 //! truncated Laplacian at (ε/k, δ/k) per query (basic composition), bounded noise at the
@@ -580,6 +584,11 @@ impl CalibrationCurve {
         for &x in &self.xs {
             let pt = self.point(x);
             for m in &self.mechanisms {
+                if let Family::Bounded(_) = m.family {
+                    // Dagan–Kur's certified radius: the classical row, and the exact
+                    // search's start.
+                    estimate += crate::ranges::CERTIFIED_RADIUS_SECONDS;
+                }
                 if m.calibration != Calibration::Exact || matches!(m.family, Family::Gaussian) {
                     continue;
                 }
@@ -594,7 +603,7 @@ impl CalibrationCurve {
         crate::ranges::within_budget_total(
             "params.grid",
             &format!(
-                "{searches} exact calibrations at accuracy {}",
+                "{searches} exact calibrations at accuracy {} and the certified radii",
                 crate::ranges::show(self.accuracy)
             ),
             estimate,
@@ -612,7 +621,9 @@ impl CalibrationCurve {
         let slope = mu * densities::normal::pdf(0.5 * mu - pt.eps / mu) / pt.delta;
         let a = 0.25 * tol * slope;
         if a.is_finite() {
-            a.clamp(self.accuracy, 0.25)
+            // A requested accuracy above 0.25 is itself the floor (a clamp with its ends
+            // crossed would panic).
+            a.min(0.25).max(self.accuracy)
         } else {
             self.accuracy
         }
@@ -730,9 +741,11 @@ impl Job for CalibrationCurve {
             .par_iter()
             .map(|&(j, x)| {
                 let m = &self.mechanisms[j];
-                let th = self
-                    .calibrate(m, self.point(x))
-                    .map_err(|e| format!("{} at x = {x}: {e}", m.key))?;
+                // A family that cannot be calibrated at a grid value (no certified radius,
+                // noise outside the supported range) is the manifest's: named by key.
+                let th = self.calibrate(m, self.point(x)).map_err(|e| {
+                    format!("params.mechanisms[{j}].family: {} at x = {x}: {e}", m.key)
+                })?;
                 tick();
                 Ok((j, x, th))
             })
@@ -742,9 +755,9 @@ impl Job for CalibrationCurve {
                 let m = &self.mechanisms[j];
                 let pt = self.point(x);
                 let f = |t: f64| {
-                    self.numbers(m, t, pt)
-                        .map(|n| metric.of(&n))
-                        .map_err(|e| format!("{} at x = {x}: {e}", m.key))
+                    self.numbers(m, t, pt).map(|n| metric.of(&n)).map_err(|e| {
+                        format!("params.mechanisms[{j}].family: {} at x = {x}: {e}", m.key)
+                    })
                 };
                 let (ylo, yhi) = (f(lo)?, f(hi)?);
                 table.push(Row {

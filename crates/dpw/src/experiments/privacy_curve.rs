@@ -312,7 +312,11 @@ impl Job for PrivacyCurve {
         let rows: Vec<Row> = points
             .par_iter()
             .map(|&(j, x)| {
-                let row = self.row(j, x)?;
+                // Every refusal of a point (an unreachable δ, a law the accountant cannot
+                // resolve) is the mechanism's at that grid value: bad input, by key.
+                let row = self
+                    .row(j, x)
+                    .map_err(|e| format!("params.mechanisms[{j}].spec: {e}"))?;
                 tick();
                 Ok(row)
             })

@@ -72,6 +72,16 @@ struct TradeoffCurve {
     gap: bool,
     accuracy: Option<f64>,
     panels: Vec<(String, Vec<(String, MechanismSpec)>)>,
+    /// The manifest key of each mechanism's spec (`params.panels[i].mechanisms[j].spec`),
+    /// panel by panel: what a refusal found only while computing names.
+    spec_keys: Vec<Vec<String>>,
+}
+
+/// Whether the mechanisms were given panel by panel or as one flat list.
+#[derive(Debug, Clone, Copy)]
+enum Form {
+    Panels,
+    Flat,
 }
 
 fn mechanism_list(
@@ -95,6 +105,11 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             ));
         }
     }
+    let input_form = if p.panels.is_some() {
+        Form::Panels
+    } else {
+        Form::Flat
+    };
     let panels = match (p.panels, p.mechanisms) {
         (Some(ps), None) => {
             if ps.is_empty() {
@@ -126,6 +141,18 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             ))
         }
     };
+    let spec_keys: Vec<Vec<String>> = panels
+        .iter()
+        .enumerate()
+        .map(|(i, (_, ms))| {
+            (0..ms.len())
+                .map(|j| match input_form {
+                    Form::Panels => format!("params.panels[{i}].mechanisms[{j}].spec"),
+                    Form::Flat => format!("params.mechanisms[{j}].spec"),
+                })
+                .collect()
+        })
+        .collect();
     let clt = p.clt.unwrap_or(true);
     let gap = p.gap.unwrap_or(false);
     if gap && !clt {
@@ -184,6 +211,7 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         gap,
         accuracy,
         panels,
+        spec_keys,
     }))
 }
 
@@ -230,9 +258,11 @@ impl Job for TradeoffCurve {
 
     fn run(&self, tick: &(dyn Fn() + Sync)) -> Result<Table, String> {
         let mut table = Table::new(self.extra_columns());
-        for (panel, ms) in &self.panels {
-            for (key, spec) in ms {
-                let fail = |e: String| format!("panel {panel}, {key}: {e}");
+        for ((panel, ms), keys) in self.panels.iter().zip(&self.spec_keys) {
+            for ((key, spec), at) in ms.iter().zip(keys) {
+                // The accountant's refusals here are the spec's (a law it cannot resolve,
+                // a loss without variance for the central limit): bad input, named by key.
+                let fail = |e: String| format!("{at}: {}: {e}", spec.text);
                 let mut c = accountant(std::slice::from_ref(spec)).map_err(|e| fail(e.0))?;
                 if let Some(a) = self.accuracy {
                     c = c.with_accuracy(a).map_err(|e| fail(e.to_string()))?;

@@ -1,0 +1,151 @@
+//! Work budgets and cancellation of accountant computations (docs/accountant.md §6.1).
+//!
+//! The work of a computation is counted in *bins transformed*: every FFT window of `n`
+//! bins over `F` factors charges `n·(F + 1)` (one forward transform a factor and the
+//! inverse), and every cell of a law's discretisation one (a quadrature each for bounded
+//! noise). The count depends only on the question, never on the machine or its load, so
+//! a budget of work stops the same computation at the same point everywhere, unlike a
+//! deadline in seconds.
+//!
+//! A budget is checked between the refinement steps of a bracket (a step once begun is
+//! finished, so the bracket it gives is certified); a cancellation (Ctrl-C in the Python
+//! binding) is checked at every window and ends the computation with
+//! [`CompositionError::Interrupted`].
+
+use crate::error::{CompositionError, Result};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A shared meter of work, with an optional budget and a cancellation flag; clones share
+/// it (the two directions of a composition, the evaluations of a search).
+#[derive(Debug, Clone)]
+pub struct Work {
+    inner: Arc<Inner>,
+}
+
+impl Default for Work {
+    /// A meter without a budget.
+    fn default() -> Self {
+        Self::new(None)
+    }
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    done: AtomicU64,
+    budget: AtomicU64,
+    cancelled: AtomicBool,
+    hit: AtomicBool,
+}
+
+impl Work {
+    /// A meter with at most `budget` bins transformed (`None`: unlimited).
+    pub fn new(budget: Option<u64>) -> Self {
+        let inner = Inner::default();
+        inner
+            .budget
+            .store(budget.unwrap_or(u64::MAX), Ordering::Relaxed);
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// Bins transformed so far.
+    pub fn done(&self) -> u64 {
+        self.inner.done.load(Ordering::Relaxed)
+    }
+
+    /// The budget (`None`: unlimited).
+    pub fn budget(&self) -> Option<u64> {
+        match self.inner.budget.load(Ordering::Relaxed) {
+            u64::MAX => None,
+            b => Some(b),
+        }
+    }
+
+    /// Whether the work done has reached the budget; the first time it is seen, the meter
+    /// remembers that the budget stopped something ([`Self::budget_hit`]).
+    pub(crate) fn exhausted(&self) -> bool {
+        let over = self.budget().is_some_and(|b| self.done() >= b);
+        if over {
+            self.inner.hit.store(true, Ordering::Relaxed);
+        }
+        over
+    }
+
+    /// Whether a computation on this meter stopped short because of the budget.
+    pub fn budget_hit(&self) -> bool {
+        self.inner.hit.load(Ordering::Relaxed)
+    }
+
+    /// Asks every computation on this meter to stop at its next window (from any thread).
+    pub fn cancel(&self) {
+        self.inner.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`Self::cancel`] was called.
+    pub fn cancelled(&self) -> bool {
+        self.inner.cancelled.load(Ordering::Relaxed)
+    }
+
+    /// Runs `f` on this thread with the meter current, then adds the work it charged.
+    /// The sum is taken after `f` returns, so concurrent sides add deterministic totals.
+    pub(crate) fn metered<T>(&self, f: impl FnOnce() -> T) -> T {
+        let prev = CURRENT.with(|c| c.replace(Some((self.clone(), 0))));
+        let out = f();
+        let (_, n) = CURRENT
+            .with(|c| c.replace(prev))
+            .expect("the meter set above");
+        self.inner.done.fetch_add(n, Ordering::Relaxed);
+        out
+    }
+}
+
+thread_local! {
+    /// The meter of the computation running on this thread, and what it charged so far.
+    static CURRENT: Cell<Option<(Work, u64)>> = const { Cell::new(None) };
+}
+
+/// Charges `bins` to the current thread's meter (if any); an error if it was cancelled.
+pub(crate) fn charge(bins: u64) -> Result<()> {
+    CURRENT.with(|c| {
+        let Some((w, n)) = c.take() else {
+            return Ok(());
+        };
+        let cancelled = w.cancelled();
+        c.set(Some((w, n.saturating_add(bins))));
+        if cancelled {
+            Err(CompositionError::Interrupted)
+        } else {
+            Ok(())
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charges_add_up_after_the_metered_call_and_cancel_stops() {
+        let w = Work::new(Some(100));
+        assert!(charge(5).is_ok(), "no meter: nothing to charge");
+        let r = w.metered(|| {
+            charge(60)?;
+            charge(50)
+        });
+        assert!(r.is_ok());
+        assert_eq!(w.done(), 110);
+        assert!(!w.budget_hit());
+        assert!(w.exhausted() && w.budget_hit());
+        let shared = w.clone();
+        shared.cancel();
+        assert_eq!(w.metered(|| charge(1)), Err(CompositionError::Interrupted));
+        assert_eq!(Work::new(None).budget(), None);
+        // The default meter has no budget: it is never exhausted.
+        let free = Work::default();
+        free.metered(|| charge(u64::MAX - 1)).unwrap();
+        assert!(!free.exhausted() && free.budget().is_none());
+    }
+}

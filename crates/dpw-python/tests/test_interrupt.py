@@ -1,0 +1,35 @@
+"""Ctrl-C interrupts a long computation (issue 33 §4: it was ignored for 30 s)."""
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+import dpw
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix", reason="POSIX signals")
+@pytest.mark.parametrize(
+    "call",
+    [
+        # About 30 s uninterrupted (accuracy 1e-8 on bounded noise).
+        lambda: dpw.account(["bounded:family=power,alpha=2,radius=50,count=10"], epsilon=1.0, accuracy=1e-8),
+        # The least-radius search at a tiny delta (tens of seconds uninterrupted).
+        lambda: dpw.least_radius(100000, 1.0, 1e-250, accuracy=1e-6),
+    ],
+    ids=["account", "least_radius"],
+)
+def test_ctrl_c_interrupts_within_seconds(call):
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            call()
+    finally:
+        timer.cancel()
+    # Uninterrupted the call takes tens of seconds; interrupted it returns at the next FFT
+    # window after the signal (a generous bound: the machine may be loaded).
+    assert time.monotonic() - start < 12.0

@@ -6,8 +6,11 @@
 //! For integer orders α ≥ 2 the Rényi divergence of the mixture `(1−q)N(0,σ²) + qN(1,σ²)`
 //! from `N(0,σ²)` is `ln A_α / (α − 1)` with
 //! `A_α = Σ_{k=0}^{α} C(α,k) (1−q)^{α−k} q^k e^{(k²−k)/(2σ²)}` (Mironov et al. 2019,
-//! Section 3.3; it also bounds the other direction), T steps add, and
-//! `ε(δ) = min_α T·ε_α + ln(1/δ)/(α − 1)` (Mironov 2017, Proposition 3).
+//! Section 3.3; it also bounds the other direction), T steps add, and RDP converts to
+//! (ε, δ)-DP by the conversion of Balle, Barthe, Gaboardi, Hsu & Sato (2020, Theorem 21),
+//! `ε(δ) = min_α T·ε_α + ln((α − 1)/α) − (ln δ + ln α)/(α − 1)`, the one the accounting
+//! libraries use; the classical conversion `T·ε_α + ln(1/δ)/(α − 1)` (Mironov 2017,
+//! Proposition 3) is larger at every α and is kept for comparison.
 
 use crate::error::{out_of_range, Result};
 
@@ -54,13 +57,42 @@ pub fn subsampled_gaussian_rdp(q: f64, sigma: f64, alpha: u32) -> Result<f64> {
     Ok(ln_a / (alpha - 1) as f64)
 }
 
-/// ε(δ) of `steps` subsampled-Gaussian steps by RDP over the orders 2..=256.
+/// ε(δ) of `steps` subsampled-Gaussian steps by RDP over the orders 2..=256, with the
+/// conversion of Balle et al. (2020, Theorem 21; docs/accountant.md §8).
 ///
 /// ```
-/// let e = composition::rdp::subsampled_gaussian_epsilon(0.01, 1.0, 10_000, 1e-5).unwrap();
-/// assert!(e > 6.0 && e < 9.0);
+/// use composition::rdp::{subsampled_gaussian_epsilon, subsampled_gaussian_epsilon_classical};
+/// let e = subsampled_gaussian_epsilon(0.01, 1.0, 10_000, 1e-5).unwrap();
+/// assert!(e > 6.2 && e < subsampled_gaussian_epsilon_classical(0.01, 1.0, 10_000, 1e-5).unwrap());
 /// ```
 pub fn subsampled_gaussian_epsilon(q: f64, sigma: f64, steps: u64, delta: f64) -> Result<f64> {
+    min_over_orders(q, sigma, steps, delta, |a| {
+        let a = a as f64;
+        ((a - 1.0) / a).ln() - (delta.ln() + a.ln()) / (a - 1.0)
+    })
+}
+
+/// As [`subsampled_gaussian_epsilon`] with the classical conversion
+/// `T·ε_α + ln(1/δ)/(α − 1)` (Mironov 2017, Proposition 3).
+pub fn subsampled_gaussian_epsilon_classical(
+    q: f64,
+    sigma: f64,
+    steps: u64,
+    delta: f64,
+) -> Result<f64> {
+    min_over_orders(q, sigma, steps, delta, |a| {
+        (1.0 / delta).ln() / (a - 1) as f64
+    })
+}
+
+/// `max(0, min_α T·ε_α + conversion(α))` over the orders 2..=256.
+fn min_over_orders(
+    q: f64,
+    sigma: f64,
+    steps: u64,
+    delta: f64,
+    conversion: impl Fn(u32) -> f64,
+) -> Result<f64> {
     if !(delta > 0.0 && delta < 1.0) {
         return Err(out_of_range("delta", delta, "(0, 1)"));
     }
@@ -70,8 +102,7 @@ pub fn subsampled_gaussian_epsilon(q: f64, sigma: f64, steps: u64, delta: f64) -
     let mut best = f64::INFINITY;
     for alpha in 2..=256u32 {
         let r = subsampled_gaussian_rdp(q, sigma, alpha)?;
-        let e = steps as f64 * r + (1.0 / delta).ln() / (alpha - 1) as f64;
-        best = best.min(e);
+        best = best.min(steps as f64 * r + conversion(alpha));
     }
-    Ok(best)
+    Ok(best.max(0.0))
 }

@@ -683,13 +683,23 @@ fn fig22_exact_dp_sgd_epsilon_is_narrowly_bracketed_and_below_the_rdp_bound() {
                 "{sigma} at {}",
                 e.x
             );
-            // The exact ε is below the RDP bound everywhere, by at least 10 %.
-            assert!(hi < 0.9 * r.y, "{sigma} at {}: {hi} vs RDP {}", e.x, r.y);
+            // The exact ε is below the RDP bound (Balle et al.'s conversion) everywhere,
+            // by 6.4-41 % (docs/figures.md): at least 6 %.
+            assert!(hi < 0.94 * r.y, "{sigma} at {}: {hi} vs RDP {}", e.x, r.y);
             // ε grows with the number of steps.
             assert!(e.y > prev);
             prev = e.y;
         }
     }
+    // The documented pair at σ = 1, T = 1e4: 6.19 exact against 6.72 by RDP.
+    let at = |k: &str| {
+        series(&t, "main", k)
+            .into_iter()
+            .find(|r| r.x == 1e4)
+            .expect("T = 1e4")
+    };
+    assert!((at("sigma_1").y - 6.1876).abs() < 1e-3);
+    assert!((at("rdp_sigma_1").y - 6.7194).abs() < 1e-3);
     // More noise, less ε: at every T, σ = 0.8 > σ = 1 > σ = 2.
     let s = |k: &str| series(&t, "main", k);
     for ((a, b), c) in s("sigma_0.8").iter().zip(s("sigma_1")).zip(s("sigma_2")) {

@@ -16,7 +16,8 @@
 //! ```
 //! With `vary = "count"` each mechanism is used `x` times (times its own `count=`);
 //! `vary = "delta"` reports ε at each δ of the grid, `vary = "epsilon"` δ at each ε.
-//! A mechanism may name its own `accountant`: `"rdp"` (the Rényi-DP moments accountant,
+//! A mechanism may name its own `accountant`: `"rdp"` (the Rényi-DP moments accountant
+//! with the conversion of Balle et al. 2020,
 //! [`composition::rdp`], an upper bound on ε) applies to `gaussian` and
 //! `subsampled-gaussian` when ε is reported; `"zcdp"` (ρ = count·Δ²/(2σ²) with the
 //! Canonne–Kamath–Steinke conversion) to `gaussian`; `"optimal_dp"` (optimal composition

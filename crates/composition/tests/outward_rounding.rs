@@ -67,3 +67,50 @@ fn k_fold_randomized_response_at_random_settings_against_exact_rationals() {
         check(e0, k, ln_delta);
     }
 }
+
+/// k-fold Laplace (sensitivity 1, scale b) at δ far below the mass `2^-k` of its top loss
+/// `k/b`: the exact ε lies within `2δ·2^k` below `k/b` (the atom's term dominates: one
+/// continuous loss within c of the top adds at most `k·2^-k·c²`), checked in exact
+/// rationals. `1/b` rounded to nearest can fall below the exact quotient (b = 3), and the
+/// top atom with it; the spec rounds the shift up.
+#[test]
+fn k_fold_laplace_top_atom_against_exact_rationals() {
+    let mut rng = Pcg64::seed_from_u64(34);
+    let mut checked = 0;
+    for i in 0..60 {
+        let b = if i == 0 {
+            3.0
+        } else {
+            rng.gen_range(1_000..100_000) as f64 / 10_000.0
+        };
+        let k: u64 = rng.gen_range(1..60);
+        let ln_top = -(k as f64) * std::f64::consts::LN_2;
+        let ln_delta = ln_top - rng.gen_range(20.0..150.0) * std::f64::consts::LN_10;
+        if ln_delta < -690.0 {
+            continue;
+        }
+        let acc =
+            composition::accountant::spec::accountant(&[format!("laplace:scale={b:?},count={k}")
+                .parse()
+                .unwrap()])
+            .unwrap();
+        let a = acc.epsilon(ln_delta.exp()).unwrap();
+        let ratio = (ln_delta - ln_top).exp();
+        // k/b exactly, from the double b.
+        let top = BigRational::from_integer(BigInt::from(k)) / rat(b);
+        let what = format!(
+            "laplace b={b:?} k={k} ln δ={ln_delta}: [{:?}, {:?}]",
+            a.lower, a.upper
+        );
+        assert!(
+            rat(a.upper) >= &top - rat(4.0 * ratio),
+            "{what}: upper below the exact ε"
+        );
+        assert!(
+            rat(a.lower) <= &top - rat(0.5 * ratio),
+            "{what}: lower above the exact ε"
+        );
+        checked += 1;
+    }
+    assert!(checked > 40);
+}

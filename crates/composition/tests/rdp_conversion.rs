@@ -28,16 +28,20 @@ fn matches_dp_accounting_and_lies_between_the_exact_epsilon_and_the_classical_co
         let classical = subsampled_gaussian_epsilon_classical(0.01, sigma, t, 1e-5).unwrap();
         assert!(e < classical, "σ = {sigma}, T = {t}: {e} vs {classical}");
         // A valid upper bound: never below the certified lower end of the exact ε.
-        let exact = spec::accountant(&[format!(
-            "subsampled-gaussian:sigma={sigma},q=0.01,count={t}"
-        )
-        .parse()
-        .unwrap()])
-        .unwrap()
-        .with_accuracy(1e-3)
-        .unwrap()
-        .epsilon(1e-5)
-        .unwrap();
-        assert!(exact.lower < e, "σ = {sigma}, T = {t}: exact {exact:?} vs RDP {e}");
+        let exact =
+            spec::accountant(&[
+                format!("subsampled-gaussian:sigma={sigma},q=0.01,count={t}")
+                    .parse()
+                    .unwrap(),
+            ])
+            .unwrap()
+            .with_accuracy(1e-3)
+            .unwrap()
+            .epsilon(1e-5)
+            .unwrap();
+        assert!(
+            exact.lower < e,
+            "σ = {sigma}, T = {t}: exact {exact:?} vs RDP {e}"
+        );
     }
 }

@@ -19,6 +19,7 @@ use super::law::{BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, L
 use super::subsampled::{Base, Direction, SubsampledLaw};
 use super::MAX_COUNT;
 use densities::bounded::BoundedFamily;
+use densities::outward::div_up;
 use std::fmt;
 
 /// The loss law of (P, Q) and, for an asymmetric mechanism, of (Q, P).
@@ -322,14 +323,16 @@ impl MechanismSpec {
         };
         let one: Box<dyn LossLaw> = match self.kind {
             MechanismKind::Gaussian { sigma } => {
-                let mu = s / sigma;
+                // Rounded up: the mechanism with the larger shift leaks more at every ε
+                // (docs/accountant.md §5), so the upper end holds for the exact s/σ.
+                let mu = div_up(s, sigma);
                 Box::new(
                     GaussianLaw::new(mu)
                         .map_err(|_| wrap("sensitivity/sigma", "[1e-8, 1e4]", mu))?,
                 )
             }
             MechanismKind::Laplace { scale } => {
-                let e = s / scale;
+                let e = div_up(s, scale);
                 Box::new(
                     ClippedLaplaceLaw::laplace(e)
                         .map_err(|_| wrap("sensitivity/scale", "[1e-8, 1e4]", e))?,
@@ -353,10 +356,10 @@ impl MechanismSpec {
                 })?)
             }
             MechanismKind::SubsampledGaussian { sigma, q } => {
-                return sub(Base::Gaussian, s / sigma, q)
+                return sub(Base::Gaussian, div_up(s, sigma), q)
             }
             MechanismKind::SubsampledLaplace { scale, q } => {
-                return sub(Base::Laplace, s / scale, q)
+                return sub(Base::Laplace, div_up(s, scale), q)
             }
         };
         Ok((one, None))

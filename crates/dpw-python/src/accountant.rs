@@ -102,18 +102,33 @@ fn run(
     epsilon: Option<f64>,
     accuracy: Option<f64>,
 ) -> PyResult<Bracket> {
+    run_with(py, specs, delta, epsilon, accuracy, None)
+}
+
+/// As [`run`] with a work budget (`None`: the CLI's default).
+fn run_with(
+    py: Python<'_>,
+    specs: Vec<String>,
+    delta: Option<f64>,
+    epsilon: Option<f64>,
+    accuracy: Option<f64>,
+    max_work: Option<f64>,
+) -> PyResult<Bracket> {
     if delta.is_some() == epsilon.is_some() {
         return Err(value_error(
             "delta/epsilon: give exactly one of delta=D (to get epsilon) or epsilon=E (to get delta)",
         ));
     }
-    let req = AccountRequest::new(&specs, delta, epsilon, accuracy).map_err(|(key, msg)| {
-        let key = match key.as_str() {
-            "--delta/--epsilon" => "delta/epsilon".to_string(),
-            k => argument_message(k),
-        };
-        value_error(format!("{key}: {msg}"))
-    })?;
+    let req = AccountRequest::new(&specs, delta, epsilon, accuracy)
+        .and_then(|r| r.with_max_work(max_work))
+        .map_err(|(key, msg)| {
+            let key = match key.as_str() {
+                "--delta/--epsilon" => "delta/epsilon".to_string(),
+            "--max-work" => "max_work".to_string(),
+                k => argument_message(k),
+            };
+            value_error(format!("{key}: {msg}"))
+        })?;
     // Ctrl-C cancels the computation (it stops at its next FFT window).
     let work = Work::new(Some(req.max_work as u64));
     let result: Result<AccountResult, String> =
@@ -556,21 +571,26 @@ fn compose(mechanisms: &Bound<'_, PyAny>) -> PyResult<Composition> {
 /// ("gaussian:sigma=2,count=1000", "subsampled-gaussian:sigma=1,q=0.01,count=1e4", ...)
 /// or Mechanism objects, composed heterogeneously. Give exactly one of `delta` (to get
 /// epsilon) or `epsilon` (to get delta). Returns a Bracket with lower <= exact <= upper.
+/// `max_work` is the work budget in bins transformed (default 6e8, about two minutes on
+/// 2 cores; in [1e6, 1e13]), as `--max-work`: past it the bracket reached so far is
+/// returned (still certified, `accuracy_met` False). Ctrl-C interrupts.
 #[pyfunction]
-#[pyo3(signature = (mechanisms, *, delta=None, epsilon=None, accuracy=None))]
+#[pyo3(signature = (mechanisms, *, delta=None, epsilon=None, accuracy=None, max_work=None))]
 fn account(
     py: Python<'_>,
     mechanisms: &Bound<'_, PyAny>,
     delta: Option<&Bound<'_, PyAny>>,
     epsilon: Option<&Bound<'_, PyAny>>,
     accuracy: Option<&Bound<'_, PyAny>>,
+    max_work: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Bracket> {
     let parts = collect_parts(mechanisms)?;
     let d = optional_number("delta", delta)?;
     let e = optional_number("epsilon", epsilon)?;
     let acc = optional_number("accuracy", accuracy)?;
+    let work = optional_number("max_work", max_work)?;
     let texts = parts.into_iter().map(|p| p.text).collect();
-    run(py, texts, d, e, acc)
+    run_with(py, texts, d, e, acc, work)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

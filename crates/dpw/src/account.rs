@@ -165,7 +165,9 @@ impl AccountRequest {
 /// outward for a certified end (`side`: `Some(true)` upper, `Some(false)` lower) and to
 /// nearest for the estimate.
 fn value(v: f64, ln: f64, side: Option<bool>) -> String {
-    if v > 0.0 && v.is_finite() || v == 0.0 && ln == f64::NEG_INFINITY {
+    // A subnormal keeps too few digits (an upper end rounded outward from an underflow is
+    // a few ulps of 5e-324): from the logarithm then.
+    if v >= f64::MIN_POSITIVE && v.is_finite() || v == 0.0 && ln == f64::NEG_INFINITY {
         format!("{v:?}")
     } else if ln.is_finite() {
         let l10 = ln / std::f64::consts::LN_10;

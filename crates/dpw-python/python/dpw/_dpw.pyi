@@ -119,6 +119,7 @@ def account(
     delta: Optional[float] = None,
     epsilon: Optional[float] = None,
     accuracy: Optional[float] = None,
+    max_work: Optional[float] = None,
 ) -> Bracket: ...
 
 class RadiusBracket:

@@ -36,8 +36,11 @@ pub fn down_by(x: f64, n: u32) -> f64 {
 }
 
 /// Upper bound on `e^x` whatever the platform's `exp` (within one ulp): its result moved
-/// two ulps up (`+∞` stays).
+/// two ulps up (`+∞` stays; `e^{−∞} = 0` exactly).
 pub fn exp_up(x: f64) -> f64 {
+    if x == f64::NEG_INFINITY {
+        return 0.0;
+    }
     up_by(x.exp(), 2)
 }
 
@@ -152,6 +155,8 @@ mod tests {
         assert_eq!(down(f64::NEG_INFINITY), f64::NEG_INFINITY);
         assert_eq!(up(f64::MAX), f64::INFINITY);
         assert_eq!(exp_down(f64::NEG_INFINITY), 0.0);
+        assert_eq!(exp_up(f64::NEG_INFINITY), 0.0);
+        assert!(exp_up(-800.0) > 0.0 && exp_up(0.0) > 1.0 && exp_down(0.0) < 1.0);
     }
 
     #[test]

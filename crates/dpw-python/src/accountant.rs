@@ -124,7 +124,7 @@ fn run_with(
         .map_err(|(key, msg)| {
             let key = match key.as_str() {
                 "--delta/--epsilon" => "delta/epsilon".to_string(),
-            "--max-work" => "max_work".to_string(),
+                "--max-work" => "max_work".to_string(),
                 k => argument_message(k),
             };
             value_error(format!("{key}: {msg}"))
@@ -133,7 +133,8 @@ fn run_with(
     let work = Work::new(Some(req.max_work as u64));
     let result: Result<AccountResult, String> =
         crate::interruptible(py, &work, || req.run_on(&work))?;
-    let r = result.map_err(value_error)?;
+    // The CLI's message names its flag (`--delta: …`): the Python argument instead.
+    let r = result.map_err(|m| value_error(argument_message(&m).replace("--", "")))?;
     let a = r.answer;
     let (quantity, given) = match req.query {
         Query::Delta(d) => ("epsilon", d),

@@ -117,7 +117,8 @@ impl AccountRequest {
         Ok(self)
     }
 
-    /// Runs the accountant; errors (e.g. an unreachable δ) are one line.
+    /// Runs the accountant; errors (e.g. an unreachable δ) are one line that starts with
+    /// the flag it concerns (`--delta: …`, `--mechanism: …`).
     pub fn run(&self) -> Result<AccountResult, String> {
         self.run_on(&Work::new(Some(self.max_work as u64)))
     }
@@ -137,11 +138,22 @@ impl AccountRequest {
             Query::Epsilon(e) => acc.delta(e),
         }
         .map_err(|e| match e {
-            composition::CompositionError::Unreachable { target, floor } => format!(
-                "delta = {target:e} is unreachable: the composition has P(L = inf) = {floor:.6e} \
-                 (delta at every epsilon is at least that); ask for a delta above it"
+            composition::CompositionError::Unreachable { floor, .. } => format!(
+                "--delta: delta = {:e} is unreachable: the composition has P(L = inf) = \
+                 {floor:.6e} (delta at every epsilon is at least that); ask for a delta above it",
+                match self.query {
+                    Query::Delta(d) => d,
+                    Query::Epsilon(_) => f64::NAN,
+                }
             ),
-            other => other.to_string(),
+            composition::CompositionError::Interrupted => "interrupted".to_string(),
+            // The accountant's own limits (bin budget, root search) are the composition's:
+            // named by the flag that gave it, with the internal quantity in parentheses.
+            other => format!(
+                "--mechanism: the accountant cannot resolve this composition within its bin \
+                 budget ({other}); ask for a coarser --accuracy, or compose mechanisms of more \
+                 similar scales"
+            ),
         })?;
         Ok(AccountResult {
             answer,

@@ -272,12 +272,17 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
                     key,
                     message,
                 })?;
-            let result =
-                with_progress("account", || req.run()).map_err(|message| DpwError::Input {
+            let result = with_progress("account", || req.run()).map_err(|message| {
+                let (key, message) = match message.split_once(": ") {
+                    Some((k, m)) if k.starts_with("--") => (k.to_string(), m.to_string()),
+                    _ => ("composition".to_string(), message),
+                };
+                DpwError::Input {
                     file: "account".into(),
-                    key: "composition".into(),
+                    key,
                     message,
-                })?;
+                }
+            })?;
             print!(
                 "{}",
                 match format {

@@ -106,3 +106,27 @@ pub fn compare(m: &Manifest, expected: &Table, got: &Table) -> Vec<Mismatch> {
     }
     out
 }
+
+/// The largest deviation of `got` from `expected` over the numeric cells, relative to
+/// `max(|expected|, abs)` with the column's absolute tolerance `abs` (so values near 0
+/// count by their absolute deviation against it): 0 when every cell is reproduced to the
+/// bit. Printed by `dpw check` so that drift inside the tolerance stays visible.
+pub fn largest_deviation(m: &Manifest, expected: &Table, got: &Table) -> f64 {
+    let numeric = expected.numeric_columns();
+    let mut worst = 0.0f64;
+    for (e, g) in expected.rows().iter().zip(got.rows()) {
+        for ((column, ev), gv) in numeric
+            .iter()
+            .zip(Table::numeric_values(e))
+            .zip(Table::numeric_values(g))
+        {
+            if ev == gv || (ev.is_nan() && gv.is_nan()) {
+                continue;
+            }
+            let tol = m.check.tolerance(column);
+            let scale = ev.abs().max(tol.abs).max(f64::MIN_POSITIVE);
+            worst = worst.max((gv - ev).abs() / scale);
+        }
+    }
+    worst
+}

@@ -3,7 +3,7 @@
 
 use crate::account::{self, AccountRequest};
 use crate::calibrate::{calibrate, render, Format, Request};
-use crate::check::compare;
+use crate::check::{compare, largest_deviation};
 use crate::error::DpwError;
 use crate::manifest::{discover, load_all, load_all_with, Manifest};
 use crate::output::{write_table, FigurePaths};
@@ -59,6 +59,10 @@ pub enum Command {
         /// extended figures under experiments/extended/ need more).
         #[arg(long, value_name = "SECONDS")]
         budget: Option<f64>,
+        /// Pass only if each recomputed CSV is byte-identical to the checked-in one (on
+        /// the reference platform, where the data were generated: CI's `.ci/reproduce`).
+        #[arg(long)]
+        exact: bool,
     },
     /// Print the catalog of figures (id, paper, paper figure, title).
     List,
@@ -202,6 +206,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
             sets,
             against,
             budget,
+            exact,
         } => {
             if let Some(b) = budget {
                 crate::ranges::set_budget(b).map_err(|e| usage("--budget", &e))?;
@@ -232,7 +237,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
                 Table::read_csv(path)
                     .map_err(|e| usage("--against", &format!("{}: {e}", path.display())))?;
             }
-            check_all_against(&manifests, against.as_deref())
+            check_with(&manifests, against.as_deref(), exact)
         }
         Command::Calibrate {
             epsilon,
@@ -352,6 +357,16 @@ pub fn check_all_against(
     manifests: &[Manifest],
     against: Option<&Path>,
 ) -> Result<ExitCode, DpwError> {
+    check_with(manifests, against, false)
+}
+
+/// As [`check_all_against`]; with `exact`, a figure passes only if its recomputed CSV is
+/// byte-identical to the one compared with.
+pub fn check_with(
+    manifests: &[Manifest],
+    against: Option<&Path>,
+    exact: bool,
+) -> Result<ExitCode, DpwError> {
     let start = Instant::now();
     let tmp = tempfile::tempdir()
         .map_err(|e| DpwError::Failure(format!("cannot create a temporary directory: {e}")))?;
@@ -385,8 +400,26 @@ pub fn check_all_against(
             }
             Ok((expected, got)) => {
                 let mismatches = compare(m, &expected, &got);
+                let identical = std::fs::read(&paths.csv).ok() == std::fs::read(&golden).ok();
+                if exact && mismatches.is_empty() && !identical {
+                    println!(
+                        "{}: not byte-identical to {} (largest relative deviation {:.1e}, \
+                         inside the tolerance)",
+                        m.id,
+                        golden.display(),
+                        largest_deviation(m, &expected, &got)
+                    );
+                    failed += 1;
+                    continue;
+                }
                 if mismatches.is_empty() {
-                    println!("{}: ok ({} rows)", m.id, expected.rows().len());
+                    let dev = largest_deviation(m, &expected, &got);
+                    let how = if dev == 0.0 {
+                        "identical".to_string()
+                    } else {
+                        format!("largest relative deviation {dev:.1e}")
+                    };
+                    println!("{}: ok ({} rows, {how})", m.id, expected.rows().len());
                 } else {
                     for mm in &mismatches {
                         println!("{}", mm.line(&m.id));

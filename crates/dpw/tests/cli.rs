@@ -487,7 +487,11 @@ fn check_passes_on_fresh_output_and_fails_beyond_tolerance() {
         stdout(&ok),
         stderr(&ok)
     );
-    assert!(stdout(&ok).contains("t1: ok (3 rows)"), "{}", stdout(&ok));
+    assert!(
+        stdout(&ok).contains("t1: ok (3 rows, identical)"),
+        "{}",
+        stdout(&ok)
+    );
 
     // Move row 2's y by 1e-3 relative (tolerance is 1e-6 relative).
     let csv_path: PathBuf = dir.path().join("data/t1.csv");

@@ -5,10 +5,12 @@
 //!   formulas on the original kernel (continued fraction, 16-point Gauss–Legendre).
 //! * The analytic σ by Newton's method against Balle & Wang's Algorithm 1 as a last-bit
 //!   root search, on the same profile and as it was before (original kernel), over
-//!   102 400 (ε, δ) points, ε ∈ [1e-6, 1e3], δ ∈ [1e-300, 0.5]; the new σ must pass the
-//!   public profile test (`gaussian_delta(ε, 1/σ) ≤ δ`, or its logarithm below 1e-305)
-//!   and be the least double near the root that does.
-//! * The inverse in ε likewise, against its doubling-and-bisection search.
+//!   25 600 (ε, δ) points (102 400 with `DPW_LONG=1`), ε ∈ [1e-6, 1e3],
+//!   δ ∈ [1e-300, 0.5]; the new σ must pass the public profile test
+//!   (`gaussian_delta(ε, 1/σ) ≤ δ`, or its logarithm below 1e-305) and be the least
+//!   double near the root that does.
+//! * The inverse in ε likewise, against its doubling-and-bisection search (25 000 points,
+//!   100 000 with `DPW_LONG=1`).
 
 use densities::gaussian::{
     analytic_sigma, gaussian_delta, gaussian_epsilon, ln_gaussian_delta, reference,
@@ -21,6 +23,16 @@ fn log_grid(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     (0..n)
         .map(|i| (a + (b - a) * i as f64 / (n - 1) as f64).exp())
         .collect()
+}
+
+/// Points a side of the (ε or μ, δ) grids: the heavier variant (`DPW_LONG=1`) has twice as
+/// many, four times the pairs (17 s a test on 2 cores instead of 4 s).
+fn side(n: usize) -> usize {
+    if std::env::var("DPW_LONG").is_ok_and(|v| v == "1") {
+        n
+    } else {
+        n / 2
+    }
 }
 
 /// Every pair of the two grids.
@@ -83,8 +95,11 @@ fn taylor_kernel_profile_agrees_with_quadrature_kernel() {
 
 #[test]
 fn analytic_sigma_newton_matches_algorithm_1() {
-    let pts = pairs(&log_grid(1e-6, 1e3, 320), &log_grid(1e-300, 0.5, 320));
-    assert!(pts.len() >= 100_000);
+    let pts = pairs(
+        &log_grid(1e-6, 1e3, side(320)),
+        &log_grid(1e-300, 0.5, side(320)),
+    );
+    assert!(pts.len() >= 25_000);
     let rows: Vec<(f64, f64, f64, f64, f64)> = pts
         .par_iter()
         .map(|&(e, d)| {
@@ -130,7 +145,10 @@ fn analytic_sigma_newton_matches_algorithm_1() {
 
 #[test]
 fn gaussian_epsilon_newton_matches_search() {
-    let pts = pairs(&log_grid(1e-3, 1e2, 250), &log_grid(1e-300, 0.5, 400));
+    let pts = pairs(
+        &log_grid(1e-3, 1e2, side(250)),
+        &log_grid(1e-300, 0.5, side(400)),
+    );
     let rows: Vec<(f64, f64, f64, f64, f64)> = pts
         .par_iter()
         .map(|&(m, d)| {

@@ -857,10 +857,11 @@ mod tests {
     /// R and the certified R): the tilted accountant's bracket for the lattice accountant's
     /// row (sensitivity 2); the lattice accountant's estimate for the tilted row at
     /// δ = 1e-11; the accountant's ε(δ) at the row's R for the tilted rows at δ = 1e-126,
-    /// 1e-250 and ε = 100; quadrature for the one-query row. Catches a row off by the
-    /// sensitivity, the bracket's lower end reported instead of its upper one (not
-    /// sufficient), a search stopped more than 0.4 % above the least R, and a wrong
-    /// search direction. Its limits: the messages and the work budget's stop.
+    /// 1e-60 (k = 1e6; with `DPW_LONG=1` also 1e-250, k = 1e7) and ε = 100; quadrature for
+    /// the one-query row. Catches a row off by the sensitivity, the bracket's lower end
+    /// reported instead of its upper one (not sufficient), a search stopped more than
+    /// 0.4 % above the least R, and a wrong search direction. Its limits: the messages,
+    /// and the work budget's stop (the next test).
     #[test]
     fn exact_bounded_row_is_below_certified_and_explains_its_limits() {
         use composition::accountant::least_radius_bracket;
@@ -917,8 +918,13 @@ mod tests {
         // least R: the accountant's ε(δ) asked directly at the row's R (no search) is at
         // most ε and within the search's tolerance (4e-3 relative) of it. One query at
         // ε = 100, δ = 1e-20 also by quadrature: δ at the row's R at most δ, at 0.5 % less
-        // more than δ.
-        for (eps, delta, k) in [(1.0, 1e-126, 10.0), (1.0, 1e-250, 1e7), (100.0, 1e-20, 1.0)] {
+        // more than δ. The large count is k = 1e6 at δ = 1e-60 (5 s); `DPW_LONG=1` also
+        // asks k = 1e7 at δ = 1e-250 (35 s).
+        let mut cases = vec![(1.0, 1e-126, 10.0), (1.0, 1e-60, 1e6), (100.0, 1e-20, 1.0)];
+        if std::env::var("DPW_LONG").is_ok_and(|v| v == "1") {
+            cases.push((1.0, 1e-250, 1e7));
+        }
+        for (eps, delta, k) in cases {
             let (cert, row) = rows(eps, delta, k, 1.0);
             let (cert, n) = (cert.result.unwrap(), row.result.clone().unwrap());
             assert!(n.scale < cert.scale, "ε {eps} δ {delta} k {k}: {row:?}");
@@ -943,6 +949,14 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A search of the exact bounded row stopped by its work budget says so, and that the
+    /// certified R holds; any other failure is named as it is. (Part of
+    /// `exact_bounded_row_is_below_certified_and_explains_its_limits` before; a test of
+    /// its own so that the two run side by side.)
+    #[test]
+    fn exact_bounded_row_search_stopped_by_its_work_budget_says_so() {
         // A search stopped by its work budget says so, and that the certified R holds;
         // any other failure is named as it is. The same budget stops it at the same
         // evaluation every time (no clock involved).

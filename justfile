@@ -1,8 +1,12 @@
 # Shortcuts for dpw (optional: `cargo install just`). Each recipe is one cargo command.
 
-# Run the test suite (the README's test command).
+# Run the test suite (the README's test command; about 3 minutes once built).
 test:
     cargo test --workspace --release
+
+# Every test with its heavier variants (DPW_LONG=1) and 2000 hostile cases: CI's long step.
+test-all:
+    DPW_LONG=1 DPW_FUZZ_CASES=2000 cargo test --workspace --release -- --include-ignored
 
 # Regenerate every figure from its manifest.
 all:
@@ -123,6 +127,7 @@ fig21:
 fig22:
     cargo run --release -- run experiments/fig22.toml
 
-# Hostile-input property test, long run (CI runs 600 cases; DPW_FUZZ_SEED picks another sample).
+# Hostile-input property test, long run (the test command runs 150 cases, CI's long step 2000;
+# DPW_FUZZ_SEED picks another sample).
 fuzz cases="2000":
     DPW_FUZZ_CASES={{cases}} cargo test --release -p dpw --test hostile -- --nocapture

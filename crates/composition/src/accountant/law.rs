@@ -47,6 +47,12 @@ pub trait LossLaw: Send + Sync + std::fmt::Debug {
     fn log_convex_tail(&self) -> bool {
         false
     }
+    /// Whether a first step over a range much wider than [`Self::loss_scale`] should be
+    /// a pilot (docs/accountant.md §6): true where that scale can be far from the step
+    /// the accuracy needs (bounded noise far in its tail).
+    fn pilot_step(&self) -> bool {
+        true
+    }
 }
 
 /// The range of the atomless part kept on the grid, and bounds on what is cut.

@@ -171,6 +171,19 @@ impl Accountant {
         self.align(s * (0.9 * (acc / 0.4).sqrt()).min(0.25))
     }
 
+    /// The first step of a refinement: [`Self::initial_step`], or 4× coarser when the
+    /// answer is only needed if it may exceed another (`below` finite: the reverse
+    /// direction of a composition, usually far below the forward one, where a bracket
+    /// 16× wider still settles it; refinement goes on where it does not).
+    fn first_step(&self, acc: f64, below: f64) -> f64 {
+        let d0 = self.initial_step(acc);
+        if below.is_finite() && self.parts.iter().all(|p| p.0.grid_unit().is_none()) {
+            self.align(4.0 * d0)
+        } else {
+            d0
+        }
+    }
+
     /// The largest step `≤ d` of the form `u/n` for the first atom unit `u` (none: `d`),
     /// nudged by ulps so that `n·step` and `−n·step` are exactly `±u` in floating point:
     /// an atom an ulp off its grid point would otherwise be rounded a whole step.
@@ -219,6 +232,7 @@ impl Accountant {
     /// cap, and at ε they cost at most `P(L > cap)·e^{ε − cap}` per use
     /// (docs/accountant.md §9).
     fn side_lattices(&self, grids: &[GridCells], upper: bool, t: f64) -> Result<Vec<Lattice>> {
+        let uses = self.total_count() as u64;
         self.parts
             .iter()
             .zip(grids)
@@ -226,7 +240,7 @@ impl Accountant {
                 if upper {
                     Lattice::pessimistic_from(law.as_ref(), g, t, self.max_bins)
                 } else {
-                    Lattice::optimistic_from(law.as_ref(), g, t, self.max_bins)
+                    Lattice::optimistic_for_uses(law.as_ref(), g, t, self.max_bins, uses)
                 }
             })
             .collect()
@@ -252,7 +266,7 @@ impl Accountant {
             return Err(out_of_range("epsilon", eps, "[0, inf), finite"));
         }
         let acc = self.accuracy.unwrap_or(1e-3);
-        let d0 = self.initial_step(acc);
+        let d0 = self.first_step(acc, ln_below);
         let align = |d| self.align(d);
         // δ unknown yet: cut the tails for a δ of e^{−60} first (a narrow range, hence
         // few cells: most questions have δ above it), then follow the bracket when the
@@ -374,7 +388,7 @@ impl Accountant {
         let tail = self.ln_tail(ln_delta);
         let align = |d| self.align(d);
         let mut steps = Steps::start(
-            self.initial_step(acc),
+            self.first_step(acc, below),
             self.widest_range(tail, f64::INFINITY),
             align,
         );
@@ -419,11 +433,12 @@ impl Accountant {
         last.ok_or(CompositionError::Empty { name: "answer" })
     }
 
-    /// The widest of the laws' atomless ranges at the tail cut `ln_tail`, their losses
-    /// capped at `cap` (0: none).
+    /// The widest of the atomless ranges, at the tail cut `ln_tail`, of the laws that
+    /// want a pilot step ([`LossLaw::pilot_step`]), their losses capped at `cap` (0: none).
     fn widest_range(&self, ln_tail: f64, cap: f64) -> f64 {
         self.parts
             .iter()
+            .filter(|p| p.0.pilot_step())
             .filter_map(|p| p.0.continuous_range(ln_tail))
             .map(|r| (r.hi.min(cap) - r.lo).max(0.0))
             .fold(0.0, f64::max)
@@ -615,7 +630,7 @@ fn compose(
             let lat = if upper {
                 law.coarsen_pessimistic(d2, max_bins)?
             } else {
-                law.coarsen_optimistic(d2, max_bins)?
+                law.coarsen_optimistic(d2, max_bins, q)?
             };
             coarse.push((lat, q));
             return Ok(());
@@ -632,7 +647,7 @@ fn compose(
             if upper {
                 lat.coarsen_pessimistic(d2, max_bins)?
             } else {
-                lat.coarsen_optimistic(d2, max_bins)?
+                lat.coarsen_optimistic(d2, max_bins, q)?
             }
         } else {
             lat
@@ -940,6 +955,21 @@ pub(crate) fn eps_at(factors: &[Factor], q: &EpsQuestion) -> Result<f64> {
         .1
         .min(cap)
         .max(0.0);
+    // Losses far above the ε in question, capped (docs/accountant.md §9): a long upper
+    // tail of small mass otherwise stretches every tilted window (DP-SGD at small q: the
+    // tilted composition of 1e5 uses reaches 40 nats above ε by a few rare large losses).
+    // The cost is planned for ε up to a nat above the saddle-point guess; a root found
+    // higher costs e^{excess} more of the margin (any cap gives valid bounds).
+    let capped = cap_far_losses(factors, center + 1.0, ln_target - CAP_MARGIN, upper);
+    let capped_factors: Vec<Factor> = capped
+        .iter()
+        .zip(factors)
+        .map(|(l, f)| Factor {
+            law: l.as_ref().unwrap_or(f.law),
+            count: f.count,
+        })
+        .collect();
+    let factors = &capped_factors[..];
     let plain = eps_tilted(factors, q, center);
     if let Ok((r, gap)) = plain {
         if plain_suffices(factors, gap, jumps, tilted::saddle(factors, r)) {
@@ -958,6 +988,61 @@ pub(crate) fn eps_at(factors: &[Factor], q: &EpsQuestion) -> Result<f64> {
         r
     });
     plain_or_split(upper, plain.map(|p| p.0), split)
+}
+
+/// How far below δ (in nats) the cost of capping the losses far above ε is kept.
+const CAP_MARGIN: f64 = 12.0;
+
+/// Each factor's lattice with its losses above a cap `c > eps_hi` moved to `+∞` (upper
+/// side) or down to `c` (lower side): valid bounds at any cap, which cost at most
+/// `Σ_i c_i P(L_i > c)·e^{ε − c}` in δ at any `ε ≤ eps_hi` (docs/accountant.md §9). The
+/// cap is the lowest grid point where that cost is at most `e^{ln_cost}`; `None` for a
+/// factor whose lattice it would not shorten by a tenth.
+fn cap_far_losses(
+    factors: &[Factor],
+    eps_hi: f64,
+    ln_cost: f64,
+    upper: bool,
+) -> Vec<Option<Lattice>> {
+    let ln_uses = (uses(factors) as f64).ln();
+    factors
+        .iter()
+        .map(|f| {
+            let lat = f.law;
+            let n = lat.ln_pmf.len();
+            // From the top: the mass strictly above entry j, until the cost there exceeds
+            // the budget; the cap is the entry above that one.
+            let mut above = lat.ln_pmf[n - 1];
+            let mut cap = n - 1;
+            for j in (0..n - 1).rev() {
+                let x = lat.loss(j);
+                if x <= eps_hi || ln_uses + above + eps_hi - x > ln_cost {
+                    break;
+                }
+                cap = j;
+                above = log_add(above, lat.ln_pmf[j]);
+            }
+            if (n - 1 - cap) * 10 < n {
+                return None;
+            }
+            let moved = lat.ln_pmf[cap + 1..]
+                .iter()
+                .fold(f64::NEG_INFINITY, |a, &b| log_add(a, b));
+            let mut ln_pmf = lat.ln_pmf[..=cap].to_vec();
+            let mut ln_inf = lat.ln_inf;
+            if upper {
+                ln_inf = log_add(ln_inf, moved);
+            } else {
+                ln_pmf[cap] = log_add(ln_pmf[cap], moved);
+            }
+            Some(Lattice {
+                step: lat.step,
+                lo: lat.lo,
+                ln_pmf,
+                ln_inf,
+            })
+        })
+        .collect()
 }
 
 /// The tilted root search of [`eps_at`] from `center`: the root on the side `upper`

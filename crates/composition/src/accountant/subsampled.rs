@@ -302,9 +302,25 @@ impl LossLaw for SubsampledLaw {
         (lp, lm)
     }
     fn loss_scale(&self) -> f64 {
-        // Standard deviation of the loss, from its small-q and q = 1 behaviour: q·μ for
-        // small q (the loss is about q(e^{g} − 1)), μ at q = 1; the grid refines from there.
-        (self.q * self.mu * (1.0 + self.mu)).min(self.mu).max(1e-12)
+        // The standard deviation of the loss to first order in q: `q·sd(e^{g})` under the
+        // base, `q·√(e^{μ²} − 1)` for the Gaussian (`q·√(cosh-like)` for Laplace, bounded
+        // by `q·(e^{μ} − 1)`), capped at μ (the q = 1 law). The grid's first step is a
+        // fraction of it, and a cruder scale made the first step 1.3–1.5× too coarse at
+        // small q (a second, finer composition every time).
+        let ln_sd = match self.base {
+            Base::Gaussian => {
+                let m2 = self.mu * self.mu;
+                0.5 * if m2 > 700.0 { m2 } else { m2.exp_m1().ln() }
+            }
+            Base::Laplace => self.mu.exp_m1().ln(),
+        };
+        (self.ln_q + ln_sd).exp().min(self.mu).max(1e-12)
+    }
+    fn pilot_step(&self) -> bool {
+        // The scale above is the loss's own: the first step from it is close to the one
+        // the accuracy needs, and a pilot over the long upper tail (a few hundred times
+        // the scale) only costs a composition.
+        false
     }
     fn grid_unit(&self) -> Option<f64> {
         None

@@ -739,10 +739,20 @@ impl TiltedSum {
         }
         let (mut t, mut wsum) = (0.0, 0.0);
         let mut cut = false;
+        let mut a_cut = CUT_EXPONENT;
         let mut a_max = 0.0f64;
+        // Every weight from a bin on is at most e^{−a} there, and the values sum to at
+        // most 1 + E·n: once that bound is below 1e-18 of the sum so far, the rest is
+        // charged by it instead of summed (a window far above ε held most of the passes).
+        let total_bound = 1.0 + self.err_bin * n as f64;
         'blocks: while t0 < n {
             let z0 = z_of(t0);
             let a0 = lam * z0;
+            if t > 0.0 && a0 > 0.0 && (-a0).exp() * total_bound <= 1e-18 * t {
+                cut = true;
+                a_cut = a0;
+                break 'blocks;
+            }
             let (g0, e0, m0) = ((-a0).exp(), (-z0).exp(), -(-z0).exp_m1());
             let len = BLOCK.min(n - t0);
             for i in 0..len {
@@ -759,10 +769,10 @@ impl TiltedSum {
             t0 += len;
         }
         let rel = (3.0 * a_max + 20.0) * U;
-        // Beyond the cut every weight is below e^{−700}; their total mass is at most
-        // 1 + E·n.
+        // Beyond the cut every weight is below e^{−a_cut} (a_cut ≤ 700); their total mass
+        // is at most 1 + E·n.
         let beyond = if cut {
-            (-CUT_EXPONENT).exp() * (1.0 + self.err_bin * n as f64)
+            (-a_cut).exp() * total_bound
         } else {
             0.0
         };

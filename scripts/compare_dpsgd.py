@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""DP-SGD accounting side by side: `dpw account` against Google's dp_accounting.
+
+For each workload (Poisson-subsampled Gaussian, add/remove neighbours: rate q, noise
+multiplier σ, T steps, δ) this runs, in the same process and one after the other,
+`dpw account` (a subprocess: its wall time, its certified bracket and its peak memory)
+and dp_accounting's PLD accountant at its default discretisation interval (1e-4; its
+wall time and its ε). It prints a markdown table (docs/speed.md, README).
+
+dp_accounting is not a dependency of dpw: install it in a virtualenv outside the
+repository and run this script with that interpreter, e.g.
+
+    python3 -m venv /tmp/dpa && /tmp/dpa/bin/pip install dp-accounting==0.6.0
+    /tmp/dpa/bin/python scripts/compare_dpsgd.py --dpw target/release/dpw [--grid]
+
+`--grid` adds the 36 workloads (q, σ, T) ∈ {1e-4, 1e-3, 1e-2} × {0.6, 0.8, 1, 2} ×
+{1e3, 1e5, 1e6} at δ = 1e-6 to the five of issue 34's table.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+TABLE = [
+    (0.01, 1.0, 10_000, 1e-5),
+    (0.001, 0.8, 100_000, 1e-6),
+    (0.004, 1.1, 250_000, 1e-6),
+    (0.1, 2.0, 1_000, 1e-5),
+    (1e-4, 0.6, 1_000_000, 1e-6),
+]
+
+
+def run_dpw(dpw, q, sigma, steps, delta):
+    """(answer JSON, wall seconds, peak resident memory in MiB) of one `dpw account`."""
+    args = [
+        dpw,
+        "account",
+        "--mechanism",
+        f"subsampled-gaussian:sigma={sigma},q={q},count={steps}",
+        "--delta",
+        str(delta),
+        "--format",
+        "json",
+    ]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = proc.stdout.read()
+    proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if status != 0:
+        return None, wall, usage.ru_maxrss / 1024.0
+    return json.loads(out), wall, usage.ru_maxrss / 1024.0
+
+
+def run_dp_accounting(q, sigma, steps, delta):
+    """(ε, wall seconds) of dp_accounting's PLD accountant at its default interval."""
+    import dp_accounting
+    from dp_accounting.pld import pld_privacy_accountant
+
+    t0 = time.perf_counter()
+    acc = pld_privacy_accountant.PLDAccountant()
+    event = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps
+    )
+    acc.compose(event)
+    eps = acc.get_epsilon(delta)
+    return eps, time.perf_counter() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dpw", default="target/release/dpw")
+    ap.add_argument("--grid", action="store_true")
+    a = ap.parse_args()
+    work = list(TABLE)
+    if a.grid:
+        work += [
+            (q, s, t, 1e-6)
+            for q in (1e-4, 1e-3, 1e-2)
+            for s in (0.6, 0.8, 1.0, 2.0)
+            for t in (1_000, 100_000, 1_000_000)
+        ]
+    print(f"load average before: {os.getloadavg()[0]:.2f}", file=sys.stderr)
+    print(
+        "| q | σ | T | δ | dpw ε bracket | dpw time | dpw peak memory "
+        "| dp_accounting ε | dp_accounting time | faster |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for q, sigma, steps, delta in work:
+        ans, t_dpw, mem = run_dpw(a.dpw, q, sigma, steps, delta)
+        eps_ref, t_ref = run_dp_accounting(q, sigma, steps, delta)
+        if ans is None:
+            bracket = "refused"
+        else:
+            met = "" if ans["accuracy_met"] else " (accuracy not met)"
+            bracket = f"[{ans['lower']:.6g}, {ans['upper']:.6g}]{met}"
+        print(
+            f"| {q:g} | {sigma:g} | {steps:g} | {delta:g} | {bracket} | {t_dpw:.2f} s "
+            f"| {mem:.0f} MiB | {eps_ref:.6g} | {t_ref:.2f} s "
+            f"| {'dpw' if t_dpw <= t_ref else 'dp_accounting'} |",
+            flush=True,
+        )
+    print(f"load average after: {os.getloadavg()[0]:.2f}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -801,7 +801,11 @@ fn tightest_split(levels: &[Level], upper: bool, at: impl Fn(Level) -> Option<f6
 /// (the tilted law near-Gaussian, the hockey-stick weight integrated against it): only
 /// a guess, that seeds the ε search's window and places the split levels.
 fn saddle_ln_delta(factors: &[Factor], lam: f64) -> f64 {
-    let (k, k1, k2) = tilted::total_cgf(factors, lam);
+    saddle_ln_delta_from(tilted::total_cgf(factors, lam), lam)
+}
+
+/// [`saddle_ln_delta`] from `(K, K', K'')` at `lam`.
+fn saddle_ln_delta_from((k, k1, k2): (f64, f64, f64), lam: f64) -> f64 {
     let corr = if lam > 0.0 {
         ((2.0 * std::f64::consts::PI * k2).sqrt().max(1e-300) * lam * (lam + 1.0))
             .ln()
@@ -933,7 +937,8 @@ pub(crate) fn eps_at(factors: &[Factor], q: &EpsQuestion) -> Result<f64> {
     // Saddle-point guess: ln δ_fin(ε) ≈ K − λK' − ln(√(2πK'') λ(λ+1)) at ε = K'(λ)
     // (the tilted law near-Gaussian, the hockey-stick weight integrated against it).
     let ln_fin = ln_target + (-(ln_inf - ln_target).exp()).ln_1p();
-    let guess = |lam: f64| saddle_ln_delta(factors, lam);
+    let cum = tilted::Cumulants::new(factors);
+    let guess = |lam: f64| saddle_ln_delta_from(cum.total(lam), lam);
     let mut lam_hi = 1e-3 / factors[0].law.step;
     while guess(lam_hi) > ln_fin && lam_hi < 1e300 {
         lam_hi *= 2.0;
@@ -951,10 +956,7 @@ pub(crate) fn eps_at(factors: &[Factor], q: &EpsQuestion) -> Result<f64> {
     }
     let d = factors[0].law.step;
     let cap = top - 0.5 * d;
-    let center = tilted::total_cgf(factors, 0.5 * (lam_lo + lam_hi))
-        .1
-        .min(cap)
-        .max(0.0);
+    let center = cum.total(0.5 * (lam_lo + lam_hi)).1.min(cap).max(0.0);
     // Losses far above the ε in question, capped (docs/accountant.md §9): a long upper
     // tail of small mass otherwise stretches every tilted window (DP-SGD at small q: the
     // tilted composition of 1e5 uses reaches 40 nats above ε by a few rare large losses).

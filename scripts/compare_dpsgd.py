@@ -44,15 +44,19 @@ def run_dpw(dpw, q, sigma, steps, delta):
         "--format",
         "json",
     ]
+    # The peak memory comes from GNU time, whose child is forked from a small process: a
+    # child forked from this interpreter would count the pages dp_accounting left here.
+    timer = ["/usr/bin/time", "-f", "maxrss_kb=%M"] if os.path.exists("/usr/bin/time") else []
     t0 = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out = proc.stdout.read()
-    proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.run(timer + args, capture_output=True, text=True)
     wall = time.perf_counter() - t0
-    if status != 0:
-        return None, wall, usage.ru_maxrss / 1024.0
-    return json.loads(out), wall, usage.ru_maxrss / 1024.0
+    mem = float("nan")
+    for line in proc.stderr.splitlines():
+        if line.startswith("maxrss_kb="):
+            mem = float(line.split("=")[1]) / 1024.0
+    if proc.returncode != 0:
+        return None, wall, mem
+    return json.loads(proc.stdout), wall, mem
 
 
 def run_dp_accounting(q, sigma, steps, delta):

@@ -835,5 +835,28 @@ fn issue_33_reproducers_exit_0_or_2_naming_the_input() {
             o.code, o.stdout, o.stderr
         ));
     }
+    // Case 1040 of the 2000-case run (issue 34's long step): a tilted law on atoms far
+    // apart, whose root search walked one sd at a time for minutes; now refused at once.
+    let args: Vec<String> = [
+        "account",
+        "--mechanism",
+        "laplace:scale=1e8",
+        "--mechanism",
+        "rr:epsilon=69.93,count=1e6",
+        "--delta=1e-10",
+        "--format=json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let o = run_dpw(&root, scratch.path(), &args);
+    let ok = match o.code {
+        Some(0) => true,
+        Some(2) => o.stderr.contains("--mechanism") && o.stderr.lines().count() == 1,
+        _ => false,
+    };
+    if !ok {
+        failures.push(format!("case 1040: exit {:?}: {}", o.code, o.stderr));
+    }
     assert!(failures.is_empty(), "{failures:#?}");
 }

@@ -330,7 +330,9 @@ impl Lattice {
     }
 
     /// [`Self::optimistic_from`] for a law composed `uses` times in all: the pour's last
-    /// carry is then placed as [`place_last_carry`] weighs it for that many uses.
+    /// carry, which has nothing below it, is merged upwards rather than rounded down a
+    /// step unless it lies within `Δ/(4√uses)` of its grid point (docs/accountant.md
+    /// §3.2: rounding is a first-order error that `uses` multiplies).
     pub fn optimistic_for_uses(
         law: &dyn LossLaw,
         grid: &GridCells,

@@ -1074,8 +1074,11 @@ fn eps_tilted(factors: &[Factor], q: &EpsQuestion, center: f64) -> Result<(f64, 
         let sum = &comp.sum;
         let (wl, wh) = sum.range();
         let (lo_lim, hi_lim) = (wl.max(0.0), wh.min(top));
-        // Bracket the sign change, walking from the centre in steps of the tilted sd.
-        let step = sum.sd.max(factors[0].law.step);
+        // Bracket the sign change, walking from the centre in steps of the tilted sd,
+        // doubled at each step: a root many sd away (a tilted law on a few atoms far
+        // apart, its sd a grid step) took one window pass per sd, a runaway (hostile
+        // case 1040: Laplace with scale 1e8 beside randomized response with ε₀ = 69.93).
+        let mut step = sum.sd.max(factors[0].law.step);
         let fc = eval(&comp, center);
         let (mut a, mut b);
         if fc > 0.0 {
@@ -1083,6 +1086,7 @@ fn eps_tilted(factors: &[Factor], q: &EpsQuestion, center: f64) -> Result<(f64, 
             b = (center + step).min(hi_lim);
             while eval(&comp, b) > 0.0 && b < hi_lim {
                 a = b;
+                step *= 2.0;
                 b = (b + step).min(hi_lim);
             }
             if eval(&comp, b) > 0.0 {
@@ -1094,6 +1098,7 @@ fn eps_tilted(factors: &[Factor], q: &EpsQuestion, center: f64) -> Result<(f64, 
             a = (center - step).max(lo_lim);
             while eval(&comp, a) <= 0.0 && a > lo_lim {
                 b = a;
+                step *= 2.0;
                 a = (a - step).max(lo_lim);
             }
             if eval(&comp, a) <= 0.0 {

@@ -1005,6 +1005,7 @@ pub(crate) fn ln_inf_total(factors: &[Factor], upper: bool) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::accountant::law::GaussianLaw;
 
     /// The block tables' cumulants are the entry-by-entry ones ([`cgf`], one exponential
     /// per entry) to 1e-12, on lattices with masses spread over 300 nats, at tilts of
@@ -1039,11 +1040,16 @@ mod tests {
         for theta in [0.0, 1e-3, 0.5, -0.7, 3.0, 12.0, -12.0, 100.0, 1e4, -1e4] {
             let (a, b) = (cum.total(theta), total_cgf(&factors, theta));
             let close = |u: f64, v: f64| (u - v).abs() <= 1e-12 * (1.0 + v.abs());
-            assert!(close(a.0, b.0) && close(a.1, b.1), "θ={theta}: {a:?} vs {b:?}");
-            assert!((a.2 - b.2).abs() <= 1e-9 * (1.0 + b.2.abs()), "θ={theta}: {a:?} vs {b:?}");
+            assert!(
+                close(a.0, b.0) && close(a.1, b.1),
+                "θ={theta}: {a:?} vs {b:?}"
+            );
+            assert!(
+                (a.2 - b.2).abs() <= 1e-9 * (1.0 + b.2.abs()),
+                "θ={theta}: {a:?} vs {b:?}"
+            );
         }
     }
-    use crate::accountant::law::GaussianLaw;
 
     /// The window end of a composed Gaussian loss against the Gaussian's closed-form
     /// Chernoff level `m + √(−2 ln target)·s`, and against `ln_chernoff`'s own

@@ -247,8 +247,8 @@ fn coarsen_tail(tail: &[(f64, f64)], w: f64, upper: bool) -> Vec<(f64, f64)> {
     if upper {
         let ln_dm = (-(-w).exp_m1()).ln(); // ln(1 − e^{−w})
         let infl = margin.ln_1p();
-        // Masses at the cell ends k·w, accumulated in a map keyed by k (atoms come in
-        // increasing order, so the keys do as well).
+        // Masses at the cell ends k·w as (k, ln mass), equal neighbours merged as they
+        // come.
         let mut acc: Vec<(i64, f64)> = Vec::new();
         let mut add = |k: i64, lp: f64| match acc.last_mut() {
             Some(last) if last.0 == k => last.1 = log_add(last.1, lp),
@@ -269,8 +269,8 @@ fn coarsen_tail(tail: &[(f64, f64)], w: f64, upper: bool) -> Vec<(f64, f64)> {
             }
             add(k + 1, lp + ln_up);
         }
-        // The k + 1 of one atom can precede the k of the next only by equality, so the
-        // keys are non-decreasing; merge equal neighbours once more for safety.
+        // An atom's k + 1 comes before the k of the next atom in the same cell: the keys
+        // are not in order, so they are sorted (stably) and equal neighbours merged.
         acc.sort_by_key(|e| e.0);
         let mut merged: Vec<(i64, f64)> = Vec::with_capacity(acc.len());
         for (k, lp) in acc {
@@ -497,30 +497,38 @@ impl Split {
             });
             tails.push(tail);
         }
+        let nonempty = |b: &Lattice| !b.ln_pmf.is_empty();
+        let body_empty = bodies
+            .iter()
+            .zip(factors)
+            .any(|(b, f)| f.count > 0 && !nonempty(b));
+        let body_factors: Vec<Factor> = bodies
+            .iter()
+            .zip(factors)
+            .map(|(b, f)| Factor {
+                law: b,
+                count: f.count,
+            })
+            .collect();
+        // The bodies' tilt at `at`: it composes them, and it sets the tails' cells.
+        let body_lam = if body_empty {
+            None
+        } else {
+            tilted::saddle(&body_factors, at.max(0.0))
+        };
         // The tails enter only through Σ_y T(y)·g(ε − y), where g varies on the scale of
         // the bodies' composition (its sd, and 1/λ of its tilt at `at`), far coarser than
         // the grid that resolves one use: each tail is re-discretised on cells of 1/64 of
         // that scale (DP-SGD at q = 1e-4: 1.5e6 tail atoms became a few thousand, and the
         // split's evaluations 100× cheaper).
-        let scale = {
-            let bf: Vec<Factor> = bodies
-                .iter()
-                .zip(factors)
-                .filter(|(b, _)| !b.ln_pmf.is_empty())
-                .map(|(b, f)| Factor {
-                    law: b,
-                    count: f.count,
-                })
-                .collect();
-            if bf.len() == factors.len() {
-                let sd = tilted::total_cgf(&bf, 0.0).2.sqrt();
-                match tilted::saddle(&bf, at.max(0.0)) {
-                    Some(lam) if lam > 0.0 => sd.min(1.0 / lam),
-                    _ => sd,
-                }
-            } else {
-                0.0
+        let scale = if bodies.iter().all(nonempty) {
+            let sd = tilted::total_cgf(&body_factors, 0.0).2.sqrt();
+            match body_lam {
+                Some(lam) if lam > 0.0 => sd.min(1.0 / lam),
+                _ => sd,
             }
+        } else {
+            0.0
         };
         let w = scale / TAIL_CELLS_PER_SCALE;
         if w.is_finite() && w > 4.0 * d {
@@ -550,24 +558,11 @@ impl Split {
         } else {
             f64::NEG_INFINITY
         };
-        let nonempty = |b: &Lattice| !b.ln_pmf.is_empty();
-        let body_empty = bodies
-            .iter()
-            .zip(factors)
-            .any(|(b, f)| f.count > 0 && !nonempty(b));
-        let body_factors: Vec<Factor> = bodies
-            .iter()
-            .zip(factors)
-            .map(|(b, f)| Factor {
-                law: b,
-                count: f.count,
-            })
-            .collect();
         let (body, body_top) = if body_empty {
             (None, f64::NEG_INFINITY)
         } else {
             let top = tilted::max_loss(&body_factors);
-            match tilted::saddle(&body_factors, at.max(0.0)) {
+            match body_lam {
                 Some(lam) => (
                     Some(compose(&body_factors, lam, max_bins, upper, ln_tail)?),
                     top,

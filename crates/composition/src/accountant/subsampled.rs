@@ -302,9 +302,9 @@ impl LossLaw for SubsampledLaw {
         (lp, lm)
     }
     fn loss_scale(&self) -> f64 {
-        // The standard deviation of the loss to first order in q: `q·sd(e^{g})` under the
-        // base, `q·√(e^{μ²} − 1)` for the Gaussian (`q·√(cosh-like)` for Laplace, bounded
-        // by `q·(e^{μ} − 1)`), capped at μ (the q = 1 law). The grid's first step is a
+        // The standard deviation of the loss to first order in q, `q·sd(e^{g})` under the
+        // base: `q·√(e^{μ²} − 1)` for the Gaussian, and for Laplace (whose e^{g} lies in
+        // [e^{−μ}, e^{μ}]) its bound `q·(e^{μ} − 1)`; capped at μ (the q = 1 law). The grid's first step is a
         // fraction of it, and a cruder scale made the first step 1.3–1.5× too coarse at
         // small q (a second, finer composition every time).
         let ln_sd = match self.base {

@@ -274,8 +274,7 @@ pub(crate) fn saddle(factors: &[Factor], eps: f64) -> Option<f64> {
         return None;
     }
     let cum = Cumulants::new(factors);
-    let total_cgf = |_: &[Factor], t: f64| cum.total(t);
-    let (_, m0, v0) = total_cgf(factors, 0.0);
+    let (_, m0, v0) = cum.total(0.0);
     if m0 >= eps {
         return Some(0.0);
     }
@@ -288,13 +287,13 @@ pub(crate) fn saddle(factors: &[Factor], eps: f64) -> Option<f64> {
     } else {
         floor
     };
-    let mut at_hi = total_cgf(factors, hi);
+    let mut at_hi = cum.total(hi);
     while at_hi.1 < eps {
         hi *= 2.0;
         if hi > 1e300 {
             return None;
         }
-        at_hi = total_cgf(factors, hi);
+        at_hi = cum.total(hi);
     }
     // Safeguarded Newton on K'(λ) = ε (K' increases) from the upper end: a bisection
     // step whenever Newton leaves the bracket.
@@ -320,7 +319,7 @@ pub(crate) fn saddle(factors: &[Factor], eps: f64) -> Option<f64> {
         } else {
             0.5 * (lo + hi)
         };
-        cur = total_cgf(factors, lam);
+        cur = cum.total(lam);
     }
     Some(0.5 * (lo + hi))
 }

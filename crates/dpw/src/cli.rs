@@ -1,5 +1,5 @@
 //! Command-line interface: `dpw run`, `dpw check`, `dpw list`, `dpw calibrate`,
-//! `dpw account`.
+//! `dpw account`, `dpw solve`.
 
 use crate::account::{self, AccountRequest};
 use crate::calibrate::{calibrate, render, Format, Request};
@@ -8,6 +8,7 @@ use crate::error::DpwError;
 use crate::manifest::{discover, load_all, load_all_with, Manifest};
 use crate::output::{write_table, FigurePaths};
 use crate::run::{compute, run_all};
+use crate::solve::{self, SolveRequest};
 use crate::table::Table;
 use clap::{Parser, Subcommand};
 use rayon::prelude::*;
@@ -98,6 +99,50 @@ pub enum Command {
         /// `quantity,lower,estimate,upper,seconds` and one row) or json (those fields,
         /// `ln_lower`, `ln_upper`, `step`, `accuracy_met`, `work`, `max_work` and the
         /// parsed request).
+        #[arg(
+            long,
+            value_enum,
+            default_value_t = Format::Table,
+            hide_possible_values = true
+        )]
+        format: Format,
+    },
+    /// The inverse question: which value of the one parameter written `?` meets a
+    /// privacy target, certified from both sides (`meets` is certified to meet it, `fails`
+    /// certified not to, |meets/fails − 1| ≤ the accuracy; for count, fails = meets + 1).
+    ///
+    /// SPEC as for `dpw account`, with exactly one value `?` among sigma, scale, radius,
+    /// epsilon (rr, truncated-laplace), q, count and sensitivity, e.g.
+    /// `subsampled-gaussian:sigma=?,q=0.01,count=10000`. Targets: `--epsilon E --delta D`
+    /// ((ε, δ)-DP) and/or `--max-tpr T --at-fpr A` (no membership test has power above T at
+    /// false-positive rate A, on the certified trade-off function); all given must hold.
+    Solve {
+        /// A mechanism (repeat the flag to compose several); exactly one value is `?`.
+        #[arg(long = "mechanism", value_name = "SPEC")]
+        mechanisms: Vec<String>,
+        /// Target ε ≥ 0 (with --delta).
+        #[arg(long, value_name = "E", allow_negative_numbers = true)]
+        epsilon: Option<f64>,
+        /// Target δ in (0, 1) (with --epsilon).
+        #[arg(long, value_name = "D", allow_negative_numbers = true)]
+        delta: Option<f64>,
+        /// Largest membership-attack power (TPR) allowed at --at-fpr, in (A, 1).
+        #[arg(long, value_name = "T", allow_negative_numbers = true)]
+        max_tpr: Option<f64>,
+        /// The attack's false-positive rate A in (0, 1) (with --max-tpr).
+        #[arg(long, value_name = "A", allow_negative_numbers = true)]
+        at_fpr: Option<f64>,
+        /// Relative accuracy |meets/fails − 1| to reach, in [1e-6, 0.5] (default 1e-4).
+        #[arg(long, value_name = "REL", allow_negative_numbers = true)]
+        accuracy: Option<f64>,
+        /// Work budget of the whole search in bins transformed (default 6e9; at most
+        /// 1e14). A count of work, not seconds: the same command gives the same numbers at
+        /// any load.
+        #[arg(long, value_name = "BINS", allow_negative_numbers = true)]
+        max_work: Option<f64>,
+        /// Output format: table (for people), csv (the header
+        /// `parameter,meets,fails,target,seconds` and one row) or json (those fields,
+        /// evaluations, accuracy_met, work and the parsed request).
         #[arg(
             long,
             value_enum,
@@ -294,6 +339,35 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
                     Format::Table => account::render_table(&req, &result),
                     Format::Csv => account::render_csv(&req, &result),
                     Format::Json => account::render_json(&req, &result),
+                }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Solve {
+            mechanisms,
+            epsilon,
+            delta,
+            max_tpr,
+            at_fpr,
+            accuracy,
+            max_work,
+            format,
+        } => {
+            let input = |(key, message): (String, String)| DpwError::Input {
+                file: "solve".into(),
+                key,
+                message,
+            };
+            let req = SolveRequest::new(&mechanisms, epsilon, delta, max_tpr, at_fpr, accuracy)
+                .and_then(|r| r.with_max_work(max_work))
+                .map_err(input)?;
+            let result = with_progress("solve", || req.run()).map_err(input)?;
+            print!(
+                "{}",
+                match format {
+                    Format::Table => solve::render_table(&req, &result),
+                    Format::Csv => solve::render_csv(&req, &result),
+                    Format::Json => solve::render_json(&req, &result),
                 }
             );
             Ok(ExitCode::SUCCESS)

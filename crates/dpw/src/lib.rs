@@ -11,8 +11,8 @@
 //!   returns a tidy [`table`] (`panel,series,x,y,…`) that the `plotting` crate draws.
 //! - [`run`] computes, renders and then writes every figure through [`output`] (staged,
 //!   all or nothing); [`check`] recomputes and compares with the checked-in CSVs.
-//! - [`calibrate`] and [`account`]: the `dpw calibrate` table and the certified
-//!   accountant on the command line.
+//! - [`calibrate`], [`account`] and [`solve`]: the `dpw calibrate` table, the certified
+//!   accountant and its inverse (the solver) on the command line.
 //! - [`error`]: the one-line errors and the exit status each maps to.
 //!
 //! The mathematics is in the repository's `docs/maths.md` and `docs/accountant.md`; code
@@ -33,4 +33,5 @@ pub mod output;
 pub mod ranges;
 pub mod registry;
 pub mod run;
+pub mod solve;
 pub mod table;

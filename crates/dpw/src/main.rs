@@ -21,7 +21,7 @@ fn main() -> ExitCode {
                 }
             }
             let msg = if std::env::args().len() == 1 {
-                "error: no command given; usage: dpw <run|check|list|calibrate|account> ... \
+                "error: no command given; usage: dpw <run|check|list|calibrate|account|solve> ... \
                  (dpw --help lists them)"
                     .to_string()
             } else if parts.is_empty() {

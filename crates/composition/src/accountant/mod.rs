@@ -29,6 +29,7 @@ mod jump;
 pub mod lattice;
 pub mod law;
 pub mod radius;
+pub mod solve;
 pub mod spec;
 mod steps;
 pub mod subsampled;
@@ -41,6 +42,7 @@ pub use law::{
     BoundedNoiseLaw, ClippedLaplaceLaw, ContinuousRange, DiscreteLaw, GaussianLaw, LossLaw,
 };
 pub use radius::{least_radius_bracket, least_radius_bracket_until, RadiusBracket, BUDGET_NAME};
+pub use solve::{Solution, SolveError, Solver, Target, Template};
 pub use spec::{Composition, MechanismKind, MechanismSpec, SpecError};
 pub use tilted::{Factor, TiltedSum};
 pub use tradeoff::TradeoffPoint;
@@ -934,6 +936,11 @@ pub(crate) fn eps_at(factors: &[Factor], q: &EpsQuestion) -> Result<f64> {
         return Ok(f64::INFINITY);
     }
     let top = tilted::max_loss(factors);
+    if top <= 0.0 {
+        // No finite loss above 0 (a coarse dominated lattice can pour a narrow law onto
+        // 0): δ(ε) at ε ≥ 0 is the +∞ atom's mass alone, below the target.
+        return Ok(0.0);
+    }
     // Saddle-point guess: ln δ_fin(ε) ≈ K − λK' − ln(√(2πK'') λ(λ+1)) at ε = K'(λ)
     // (the tilted law near-Gaussian, the hockey-stick weight integrated against it).
     let ln_fin = ln_target + (-(ln_inf - ln_target).exp()).ln_1p();

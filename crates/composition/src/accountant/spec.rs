@@ -108,6 +108,20 @@ pub struct MechanismSpec {
 const KINDS: &str =
     "gaussian, laplace, rr, truncated-laplace, bounded, subsampled-gaussian, subsampled-laplace";
 
+/// The keys of a kind besides `sensitivity` and `count` (`None`: no such kind).
+pub fn kind_keys(kind: &str) -> Option<&'static [&'static str]> {
+    Some(match kind {
+        "gaussian" => &["sigma"],
+        "laplace" => &["scale"],
+        "rr" => &["epsilon"],
+        "truncated-laplace" => &["epsilon", "delta"],
+        "bounded" => &["family", "alpha", "radius"],
+        "subsampled-gaussian" => &["sigma", "q"],
+        "subsampled-laplace" => &["scale", "q"],
+        _ => return None,
+    })
+}
+
 fn number(kind: &str, key: &str, v: &str) -> Result<f64, SpecError> {
     v.trim()
         .parse::<f64>()
@@ -153,19 +167,10 @@ impl std::str::FromStr for MechanismSpec {
             }
             pairs.push((k, v.trim().to_string()));
         }
-        let allowed: &[&str] = match kind {
-            "gaussian" => &["sigma"],
-            "laplace" => &["scale"],
-            "rr" => &["epsilon"],
-            "truncated-laplace" => &["epsilon", "delta"],
-            "bounded" => &["family", "alpha", "radius"],
-            "subsampled-gaussian" => &["sigma", "q"],
-            "subsampled-laplace" => &["scale", "q"],
-            _ => {
-                return Err(SpecError(format!(
-                    "unknown mechanism kind '{kind}' (expected KIND:key=value,...; kinds: {KINDS})"
-                )))
-            }
+        let Some(allowed) = kind_keys(kind) else {
+            return Err(SpecError(format!(
+                "unknown mechanism kind '{kind}' (expected KIND:key=value,...; kinds: {KINDS})"
+            )));
         };
         for (k, _) in &pairs {
             if !allowed.contains(&k.as_str()) && k != "sensitivity" && k != "count" {

@@ -1,0 +1,845 @@
+//! The inverse question, certified: which value of one parameter of a composition meets a
+//! privacy target (docs/accountant.md §10).
+//!
+//! A composition in the SPEC language ([`MechanismSpec`]) with exactly one value written
+//! `?` (e.g. `subsampled-gaussian:sigma=?,q=0.01,count=10000`) is a family of
+//! compositions, one per value of the unknown. Every key the solver accepts moves the
+//! privacy loss one way: a larger `sigma`, `scale` or `radius` is post-processing of the
+//! smaller one's output plus independent noise, so it leaks less at every ε; a larger
+//! `epsilon` (rr, truncated Laplacian), `q`, `count` or `sensitivity` leaks more (§10.1).
+//! With the accountant's certified bracket at each value, a value is certified to *meet*
+//! the targets when every target holds on the bracket's unsafe end, and certified to
+//! *fail* when some target is violated by the bracket's safe end. The solver returns one of
+//! each, `|meets/fails − 1| ≤ accuracy` (for `count`, `fails = meets + 1` where the
+//! bracket can separate them).
+//!
+//! The search works in `x = ln v`: Newton steps on the margin (the log of the binding
+//! target's ratio, at the bracket's midpoint) with a slope learnt from the evaluations,
+//! then, with both ends known, the end farther from the root estimate is moved to just
+//! past it, evaluated at an accuracy matched to that distance (the radius search of §7,
+//! generalised).
+
+use super::spec::{accountant, MechanismSpec};
+use super::Work;
+use crate::error::CompositionError;
+use densities::outward;
+use std::fmt;
+
+/// Keys the solver can take as the unknown.
+pub const SOLVABLE_KEYS: [&str; 7] = [
+    "sigma",
+    "scale",
+    "radius",
+    "epsilon",
+    "q",
+    "count",
+    "sensitivity",
+];
+
+/// Default relative accuracy of a solution, `|meets/fails − 1|`.
+pub const DEFAULT_ACCURACY: f64 = 1e-4;
+
+/// Most accountant evaluations of one search.
+const MAX_EVALUATIONS: usize = 60;
+
+/// The accuracy of the first, locating evaluations.
+const COARSE_ACCURACY: f64 = 0.01;
+
+/// A privacy target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Target {
+    /// `ε(δ) ≤ epsilon`: the composition is (ε, δ)-DP.
+    Privacy {
+        /// ε ≥ 0.
+        epsilon: f64,
+        /// δ ∈ (0, 1).
+        delta: f64,
+    },
+    /// No membership test has power above `max_tpr` at false-positive rate `at_fpr`:
+    /// `β(at_fpr) ≥ 1 − max_tpr` on the certified trade-off bracket (min over both
+    /// directions, docs/accountant.md §10.2).
+    AttackRisk {
+        /// Largest true-positive rate allowed, in `(at_fpr, 1)`.
+        max_tpr: f64,
+        /// False-positive rate, in `(0, 1)`.
+        at_fpr: f64,
+    },
+}
+
+impl Target {
+    fn check(&self) -> Result<(), SolveError> {
+        match *self {
+            Target::Privacy { epsilon, delta } => {
+                if !(epsilon.is_finite() && epsilon >= 0.0) {
+                    return Err(SolveError::Input(format!(
+                        "epsilon = {epsilon} is outside the allowed range [0, inf)"
+                    )));
+                }
+                if !(delta > 0.0 && delta < 1.0) {
+                    return Err(SolveError::Input(format!(
+                        "delta = {delta} is outside the allowed range (0, 1)"
+                    )));
+                }
+            }
+            Target::AttackRisk { max_tpr, at_fpr } => {
+                if !(at_fpr > 0.0 && at_fpr < 1.0) {
+                    return Err(SolveError::Input(format!(
+                        "at-fpr = {at_fpr} is outside the allowed range (0, 1)"
+                    )));
+                }
+                if !(max_tpr > at_fpr && max_tpr < 1.0) {
+                    return Err(SolveError::Input(format!(
+                        "max-tpr = {max_tpr} is outside the allowed range (at-fpr, 1) = \
+                         ({at_fpr}, 1): every mechanism allows a test with power equal \
+                         to its false-positive rate"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The target in words, for messages.
+    pub fn describe(&self) -> String {
+        match *self {
+            Target::Privacy { epsilon, delta } => {
+                format!("epsilon <= {epsilon} at delta = {delta:e}")
+            }
+            Target::AttackRisk { max_tpr, at_fpr } => {
+                format!("attack power (TPR) <= {max_tpr} at FPR = {at_fpr}")
+            }
+        }
+    }
+}
+
+/// Why a solve has no answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SolveError {
+    /// The template or a target is malformed (no `?`, two, a key the kind lacks, ...).
+    Input(String),
+    /// No value in the unknown's range is certified to meet the targets.
+    Unmeetable(String),
+    /// The work budget or the evaluation limit ended the search before both ends were
+    /// certified.
+    Unsettled(String),
+    /// The computation was cancelled ([`Work::cancel`]).
+    Interrupted,
+}
+
+impl fmt::Display for SolveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SolveError::Input(s) | SolveError::Unmeetable(s) | SolveError::Unsettled(s) => {
+                f.write_str(s)
+            }
+            SolveError::Interrupted => f.write_str("interrupted"),
+        }
+    }
+}
+
+impl std::error::Error for SolveError {}
+
+/// A list of mechanism SPECs with exactly one value written `?`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    specs: Vec<String>,
+    /// Which spec holds the `?`.
+    index: usize,
+    /// The key of the `?`.
+    key: String,
+    /// The kind of that spec.
+    kind: String,
+}
+
+impl Template {
+    /// Parses the SPECs; exactly one value must be `?`, on a key its kind has and the
+    /// solver accepts ([`SOLVABLE_KEYS`]). The other values are checked by parsing the
+    /// composition at a probe value of the unknown.
+    pub fn parse<S: AsRef<str>>(specs: &[S]) -> Result<Self, SolveError> {
+        if specs.is_empty() {
+            return Err(SolveError::Input(
+                "at least one mechanism is required".into(),
+            ));
+        }
+        let mut found: Option<(usize, String, String)> = None;
+        for (i, s) in specs.iter().enumerate() {
+            let s = s.as_ref().trim();
+            let (kind, rest) = s.split_once(':').unwrap_or((s, ""));
+            for item in rest.split(',') {
+                let Some((k, v)) = item.split_once('=') else {
+                    continue;
+                };
+                if v.trim() != "?" {
+                    continue;
+                }
+                let k = k.trim().to_string();
+                if found.is_some() {
+                    return Err(SolveError::Input(format!(
+                        "{}: a second unknown '{k}=?': mark exactly one value with ?",
+                        kind.trim()
+                    )));
+                }
+                found = Some((i, k, kind.trim().to_string()));
+            }
+        }
+        let Some((index, key, kind)) = found else {
+            return Err(SolveError::Input(
+                "no unknown: mark the value to solve for with ?, e.g. sigma=?".into(),
+            ));
+        };
+        match super::spec::kind_keys(&kind) {
+            None => {
+                return Err(SolveError::Input(format!(
+                    "unknown mechanism kind '{kind}'"
+                )))
+            }
+            Some(keys) => {
+                let has = keys.contains(&key.as_str()) || key == "sensitivity" || key == "count";
+                if !has {
+                    return Err(SolveError::Input(format!(
+                        "{kind}: the unknown '{key}=?' is not a key of this kind (its keys: {}, sensitivity, count)",
+                        keys.join(", ")
+                    )));
+                }
+            }
+        }
+        if !SOLVABLE_KEYS.contains(&key.as_str()) {
+            return Err(SolveError::Input(format!(
+                "{kind}: '{key}' cannot be solved for (solvable: {})",
+                SOLVABLE_KEYS.join(", ")
+            )));
+        }
+        let t = Self {
+            specs: specs
+                .iter()
+                .map(|s| s.as_ref().trim().to_string())
+                .collect(),
+            index,
+            key,
+            kind,
+        };
+        Ok(t)
+    }
+
+    /// The key of the unknown (`sigma`, `count`, ...).
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The kind of the mechanism holding the unknown.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// The SPECs as given (with the `?`).
+    pub fn specs(&self) -> &[String] {
+        &self.specs
+    }
+
+    /// Whether the unknown is an integer (`count`).
+    pub fn integer(&self) -> bool {
+        self.key == "count"
+    }
+
+    /// Whether a larger value leaks less (`sigma`, `scale`, `radius`).
+    pub fn larger_is_safer(&self) -> bool {
+        matches!(self.key.as_str(), "sigma" | "scale" | "radius")
+    }
+
+    /// The value written into a SPEC: shortest round-trip decimal (an integer for count).
+    fn text(&self, v: f64) -> String {
+        if self.integer() {
+            format!("{}", v as u64)
+        } else {
+            format!("{v:e}")
+        }
+    }
+
+    /// The SPECs with the unknown set to `v`.
+    pub fn texts(&self, v: f64) -> Vec<String> {
+        let mut out = self.specs.clone();
+        let s = &self.specs[self.index];
+        let (kind, rest) = s.split_once(':').unwrap_or((s.as_str(), ""));
+        let items: Vec<String> = rest
+            .split(',')
+            .map(|item| match item.split_once('=') {
+                Some((k, val)) if val.trim() == "?" => format!("{}={}", k.trim(), self.text(v)),
+                _ => item.to_string(),
+            })
+            .collect();
+        out[self.index] = format!("{kind}:{}", items.join(","));
+        out
+    }
+
+    /// The composition with the unknown set to `v` (an error where `v`, or the
+    /// combination it makes, is outside the SPEC language's ranges).
+    pub fn instantiate(&self, v: f64) -> Result<Vec<MechanismSpec>, SolveError> {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(SolveError::Input(format!(
+                "{} = {v} is not positive",
+                self.key
+            )));
+        }
+        self.texts(v)
+            .iter()
+            .map(|t| t.parse::<MechanismSpec>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| SolveError::Input(e.0))
+    }
+
+    /// `[lo, hi]`: the values of the unknown the SPEC language accepts with the other
+    /// values as given, found by probing (the ranges depend on the combination, e.g.
+    /// `sensitivity/sigma` of a subsampled Gaussian lies in [1e-6, 50]).
+    pub fn domain(&self) -> Result<(f64, f64), SolveError> {
+        if self.integer() {
+            let ok = |n: f64| self.instantiate(n).is_ok();
+            if !ok(1.0) {
+                return Err(self.instantiate(1.0).unwrap_err());
+            }
+            return Ok((1.0, super::MAX_COUNT as f64));
+        }
+        let ok = |v: f64| self.instantiate(v).is_ok();
+        let starts = [
+            1.0, 0.1, 10.0, 1e-3, 1e3, 1e-6, 1e6, 1e-9, 1e9, 1e-12, 1e12, 0.5, 2.0,
+        ];
+        let Some(&v0) = starts.iter().find(|&&v| ok(v)) else {
+            // Report the error at the first probe: it names what is wrong with the rest.
+            return Err(self.instantiate(1.0).unwrap_err());
+        };
+        // Widen by factors of 10 until a probe fails, then bisect the boundary in log.
+        let edge = |up: bool| -> f64 {
+            let f = if up { 10.0 } else { 0.1 };
+            let mut good = v0;
+            let mut bad = None;
+            for _ in 0..700 {
+                let next = good * f;
+                if !(next.is_finite() && next > 0.0) || next >= 1e300 || next <= 1e-300 {
+                    break;
+                }
+                if ok(next) {
+                    good = next;
+                } else {
+                    bad = Some(next);
+                    break;
+                }
+            }
+            let Some(mut bad) = bad else { return good };
+            for _ in 0..200 {
+                let mid = (good * bad).sqrt();
+                if (bad / good - 1.0).abs() < 1e-12 || mid == good || mid == bad {
+                    break;
+                }
+                if ok(mid) {
+                    good = mid;
+                } else {
+                    bad = mid;
+                }
+            }
+            good
+        };
+        Ok((edge(false), edge(true)))
+    }
+}
+
+/// A certified solution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Solution {
+    /// The unknown's key.
+    pub parameter: String,
+    /// A value certified to meet every target (`None` when no value in range was
+    /// certified to meet, which [`Solver::solve`] reports as an error instead).
+    pub meets: f64,
+    /// A value certified to fail some target; `None` when every value in the unknown's
+    /// range meets them (e.g. `q = 1`).
+    pub fails: Option<f64>,
+    /// Accountant evaluations made.
+    pub evaluations: usize,
+    /// Whether `|meets/fails − 1| ≤ accuracy` (for count: `fails = meets + 1`).
+    pub accuracy_met: bool,
+}
+
+/// The search for the value of one unknown that meets a list of targets.
+#[derive(Debug, Clone)]
+pub struct Solver {
+    template: Template,
+    targets: Vec<Target>,
+    accuracy: f64,
+    work: Work,
+}
+
+/// Where one evaluation stands against the targets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Status {
+    Meets,
+    Fails,
+    Undecided,
+}
+
+/// One evaluation: status, the margin `m` (log of the binding target's ratio at the
+/// bracket's midpoint; positive on the failing side) and its half-width.
+#[derive(Debug, Clone, Copy)]
+struct Eval {
+    status: Status,
+    margin: f64,
+    half: f64,
+    /// The accountant reached the accuracy it was asked for.
+    met: bool,
+}
+
+impl Solver {
+    /// A search for `template`'s unknown under `targets` (at least one; all must hold).
+    pub fn new(template: Template, targets: Vec<Target>) -> Result<Self, SolveError> {
+        if targets.is_empty() {
+            return Err(SolveError::Input(
+                "no target: give epsilon and delta, or max-tpr and at-fpr".into(),
+            ));
+        }
+        for t in &targets {
+            t.check()?;
+        }
+        Ok(Self {
+            template,
+            targets,
+            accuracy: DEFAULT_ACCURACY,
+            work: Work::default(),
+        })
+    }
+
+    /// The same search with relative accuracy `|meets/fails − 1| ≤ accuracy`, in
+    /// `[1e-6, 0.5]`.
+    pub fn with_accuracy(mut self, accuracy: f64) -> Result<Self, SolveError> {
+        if !(1e-6..=0.5).contains(&accuracy) {
+            return Err(SolveError::Input(format!(
+                "accuracy = {accuracy} is outside the allowed range [1e-6, 0.5]"
+            )));
+        }
+        self.accuracy = accuracy;
+        Ok(self)
+    }
+
+    /// The same search charging every evaluation to `work` (its budget ends the search,
+    /// its cancellation interrupts it).
+    pub fn with_work(mut self, work: Work) -> Self {
+        self.work = work;
+        self
+    }
+
+    /// The template.
+    pub fn template(&self) -> &Template {
+        &self.template
+    }
+
+    /// The targets.
+    pub fn targets(&self) -> &[Target] {
+        &self.targets
+    }
+
+    /// One certified evaluation at `v` with the accountant's accuracy `acc`.
+    fn evaluate(&self, v: f64, acc: f64) -> Result<Eval, SolveError> {
+        if self.work.cancelled() {
+            return Err(SolveError::Interrupted);
+        }
+        let specs = self.template.instantiate(v)?;
+        let comp = accountant(&specs)
+            .map_err(|e| SolveError::Input(e.0))?
+            .with_work(self.work.clone())
+            .with_accuracy(acc.clamp(1e-8, 0.5))
+            .map_err(|e| SolveError::Input(e.to_string()))?;
+        let mut all = Eval {
+            status: Status::Meets,
+            margin: f64::NEG_INFINITY,
+            half: 0.0,
+            met: true,
+        };
+        for t in &self.targets {
+            let e = match *t {
+                // ε = 0: the margin is δ(0) against δ (ε's ratio to 0 has no log).
+                Target::Privacy {
+                    epsilon: 0.0,
+                    delta,
+                } => match comp.delta(0.0) {
+                    Ok(a) => {
+                        let status = if a.upper <= delta {
+                            Status::Meets
+                        } else if a.lower > delta {
+                            Status::Fails
+                        } else {
+                            Status::Undecided
+                        };
+                        let (ml, mu) = (a.ln_lower - delta.ln(), a.ln_upper - delta.ln());
+                        Eval {
+                            status,
+                            margin: 0.5 * (ml + mu),
+                            half: 0.5 * (mu - ml),
+                            met: a.accuracy_met,
+                        }
+                    }
+                    Err(e) => return Err(self.accountant_error(e, v)),
+                },
+                Target::Privacy { epsilon, delta } => match comp.epsilon(delta) {
+                    Ok(a) => {
+                        let status = if a.upper <= epsilon {
+                            Status::Meets
+                        } else if a.lower > epsilon {
+                            Status::Fails
+                        } else {
+                            Status::Undecided
+                        };
+                        let (ml, mu) = ((a.lower / epsilon).ln(), (a.upper / epsilon).ln());
+                        Eval {
+                            status,
+                            margin: 0.5 * (ml + mu),
+                            half: 0.5 * (mu - ml),
+                            met: a.accuracy_met,
+                        }
+                    }
+                    // δ below the mass of the infinite loss: ε = ∞ at this value.
+                    Err(CompositionError::Unreachable { .. }) => Eval {
+                        status: Status::Fails,
+                        margin: f64::INFINITY,
+                        half: 0.0,
+                        met: true,
+                    },
+                    Err(e) => return Err(self.accountant_error(e, v)),
+                },
+                Target::AttackRisk { max_tpr, at_fpr } => {
+                    let p = comp
+                        .tradeoff(&[at_fpr])
+                        .map_err(|e| self.accountant_error(e, v))?[0];
+                    // Meets: β ≥ 1 − TPR on the lower end, with 1 − TPR rounded up.
+                    let (need_lo, need_hi) = outward::sub_bounds(1.0, max_tpr);
+                    let status = if p.lower >= need_hi {
+                        Status::Meets
+                    } else if p.upper < need_lo {
+                        Status::Fails
+                    } else {
+                        Status::Undecided
+                    };
+                    // Margin on the power above the trivial test's: ln((1 − β − α)/(TPR − α)).
+                    let ex = |beta: f64| ((1.0 - beta - at_fpr).max(0.0) / (max_tpr - at_fpr)).ln();
+                    let (ml, mu) = (ex(p.upper), ex(p.lower));
+                    Eval {
+                        status,
+                        margin: 0.5 * (ml + mu),
+                        half: 0.5 * (mu - ml),
+                        met: p.upper - p.lower <= acc * (1.0 - p.lower).max(1e-300),
+                    }
+                }
+            };
+            all.status = match (all.status, e.status) {
+                (Status::Fails, _) | (_, Status::Fails) => Status::Fails,
+                (Status::Undecided, _) | (_, Status::Undecided) => Status::Undecided,
+                _ => Status::Meets,
+            };
+            if e.margin > all.margin || (e.margin.is_nan() && !all.margin.is_nan()) {
+                all.margin = e.margin;
+                all.half = e.half;
+            }
+            all.met &= e.met;
+        }
+        Ok(all)
+    }
+
+    fn accountant_error(&self, e: CompositionError, v: f64) -> SolveError {
+        match e {
+            CompositionError::Interrupted => SolveError::Interrupted,
+            other => SolveError::Unsettled(format!(
+                "the accountant could not evaluate {} = {} ({other})",
+                self.template.key,
+                self.template.text(v)
+            )),
+        }
+    }
+
+    /// The certified pair (docs/accountant.md §10).
+    pub fn solve(&self) -> Result<Solution, SolveError> {
+        let (lo, hi) = self.template.domain()?;
+        let integer = self.template.integer();
+        // d = +1: the meeting side is the larger x.
+        let d = if self.template.larger_is_safer() {
+            1.0
+        } else {
+            -1.0
+        };
+        let (x_lo, x_hi) = (lo.ln(), hi.ln());
+        let snap = |x: f64, up: bool| -> f64 {
+            let x = x.clamp(x_lo, x_hi);
+            if integer {
+                let n = x.exp();
+                let n = if up { n.ceil() } else { n.floor() };
+                n.clamp(lo, hi).ln()
+            } else {
+                x
+            }
+        };
+        let value = |x: f64| -> f64 {
+            if integer {
+                x.exp().round()
+            } else {
+                x.exp().clamp(lo, hi)
+            }
+        };
+        // Slope of the margin in x: ε ∝ σ^{-1}, ∝ count^{1/2}, ∝ q, ... to start.
+        let mut k = -d * if integer { 0.5 } else { 1.0 };
+        let tol = self.accuracy.ln_1p();
+        let start: f64 = match self.template.key.as_str() {
+            "count" => 100.0,
+            "q" => 0.01,
+            "radius" => 100.0,
+            _ => 1.0,
+        };
+        let mut x = snap(start.clamp(lo, hi).ln(), false);
+        let mut acc = COARSE_ACCURACY.max(self.accuracy.min(0.5));
+        // Best certified ends so far (in x), and the evaluations with their accuracies.
+        let (mut x_m, mut x_f): (Option<f64>, Option<f64>) = (None, None);
+        let mut pts: Vec<(f64, Eval)> = Vec::new();
+        // The root estimate with the smallest uncertainty, (root, uncertainty).
+        let mut best: Option<(f64, f64)> = None;
+        let mut evaluations = 0;
+        let mut failures = 0;
+        let gap_done = |m: f64, f: f64| -> bool {
+            if integer {
+                (value(m) - value(f)).abs() <= 1.0
+            } else {
+                (m - f).abs() <= tol
+            }
+        };
+        loop {
+            if let (Some(m), Some(f)) = (x_m, x_f) {
+                if gap_done(m, f) {
+                    break;
+                }
+            }
+            if evaluations >= MAX_EVALUATIONS || self.work.exhausted() {
+                break;
+            }
+            let v = value(x);
+            evaluations += 1;
+            let e = match self.evaluate(v, acc) {
+                Ok(e) => e,
+                // The accountant could not resolve this value (e.g. ε in the hundreds
+                // after a long Newton step): back off halfway to the last evaluated value
+                // (or towards the safe side), a few times at most.
+                Err(SolveError::Unsettled(m)) if failures < 6 => {
+                    failures += 1;
+                    let back = match pts.last() {
+                        Some(&(xp, _)) => 0.5 * (x + xp),
+                        None => x + d * 2f64.ln(),
+                    };
+                    let nx = snap(back, d > 0.0);
+                    if nx == x {
+                        return Err(SolveError::Unsettled(m));
+                    }
+                    x = nx;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if std::env::var_os("DPW_SOLVE_TRACE").is_some() {
+                eprintln!(
+                    "solve: {} = {v:e} acc {acc:.1e}: {:?} margin {:.3e} ± {:.1e} (slope {k:.3})",
+                    self.template.key, e.status, e.margin, e.half
+                );
+            }
+            match e.status {
+                Status::Meets => {
+                    x_m = Some(x_m.map_or(x, |m: f64| if d * (x - m) < 0.0 { x } else { m }))
+                }
+                Status::Fails => {
+                    x_f = Some(x_f.map_or(x, |f: f64| if d * (x - f) > 0.0 { x } else { f }))
+                }
+                Status::Undecided => {}
+            }
+            // Slope from an earlier point far enough apart for the brackets not to blur it.
+            if e.margin.is_finite() {
+                for &(xp, ep) in pts.iter().rev() {
+                    if !ep.margin.is_finite() {
+                        continue;
+                    }
+                    let dx = x - xp;
+                    if dx.abs() * k.abs() > 4.0 * (e.half + ep.half) && dx.abs() > 1e-12 {
+                        let s = (e.margin - ep.margin) / dx;
+                        if s * k > 0.0 {
+                            k = s.signum() * s.abs().clamp(0.02, 50.0);
+                        }
+                        break;
+                    }
+                }
+                // The latest evaluation's root: the nearest to the root, where the
+                // linear model errs least.
+                // Its uncertainty: the bracket's, plus the curvature the linear model
+                // ignores (second order in the distance; the slope of ln ε in ln σ moves
+                // by about 1 over a factor e).
+                let r = x - e.margin / k;
+                best = Some((r, e.half / k.abs() + 0.5 * (x - r).powi(2)));
+            }
+            pts.push((x, e));
+            if let (Some(m), Some(f)) = (x_m, x_f) {
+                if gap_done(m, f) {
+                    break;
+                }
+            }
+            // The root estimate (inside the certified interval when both ends are known).
+            let (mut r, u) = match best {
+                Some(b) => b,
+                None => {
+                    // Margin infinite: ε = ∞ or 0 here; move by a factor of 16 (to the
+                    // safe side when failing).
+                    (x + d * e.margin.signum() * 16f64.ln(), f64::INFINITY)
+                }
+            };
+            if let (Some(m), Some(f)) = (x_m, x_f) {
+                let (a, b) = (m.min(f), m.max(f));
+                if !(r > a && r < b) {
+                    r = 0.5 * (a + b);
+                }
+            }
+            let next;
+            match (x_m, x_f) {
+                (Some(m), Some(f)) => {
+                    // Move the end farther from the root to just past it.
+                    let least = if integer {
+                        0.45 * (1.0 / value(r)).ln_1p()
+                    } else {
+                        0.45 * tol
+                    };
+                    let off = least.max(1.5 * u.min((m - f).abs()));
+                    let off = if off.is_finite() {
+                        off
+                    } else {
+                        0.25 * (m - f).abs()
+                    };
+                    let (cand, other) = if (m - r).abs() >= (f - r).abs() {
+                        (snap(r + d * off, d > 0.0), m)
+                    } else {
+                        (snap(r - d * off, d < 0.0), f)
+                    };
+                    let (a, b) = (m.min(f), m.max(f));
+                    next = if cand > a && cand < b && (cand - other).abs() > 0.0 {
+                        cand
+                    } else {
+                        // The prediction falls on or outside an end: bisect.
+                        let mid = 0.5 * (a + b);
+                        let s = snap(mid, d > 0.0);
+                        if s > a && s < b {
+                            s
+                        } else {
+                            snap(mid, d < 0.0)
+                        }
+                    };
+                    // Resolve the margin at this distance from the root.
+                    // (For count, off ≥ 0.45/n keeps it coarse enough to part n and n + 1
+                    // without asking more.)
+                    acc = (0.3 * k.abs() * off).clamp(1e-8, COARSE_ACCURACY);
+                }
+                (None, _) => {
+                    // Aim just inside the meeting side of the root, and move at least
+                    // a little that way.
+                    let off = if u.is_finite() {
+                        1.5 * u + 0.5 * tol
+                    } else {
+                        0.0
+                    };
+                    let aim = if d * (r + d * off - x) > 0.0 {
+                        r + d * off
+                    } else {
+                        x + d * (4.0 * tol).max(1.5 * u.min(1.0))
+                    };
+                    next = snap(aim, d > 0.0);
+                    if next == x {
+                        // At the safe end of the range and not met: refine while the
+                        // bracket straddles the target, else no value meets it.
+                        if e.status == Status::Fails || acc <= 1e-7 {
+                            return Err(self.unmeetable(hi, lo, d, &e));
+                        }
+                    }
+                }
+                (Some(_), None) => {
+                    let off = if u.is_finite() {
+                        1.5 * u + 0.5 * tol
+                    } else {
+                        0.0
+                    };
+                    let aim = if d * (r - d * off - x) < 0.0 {
+                        r - d * off
+                    } else {
+                        x - d * (4.0 * tol).max(1.5 * u.min(1.0))
+                    };
+                    next = snap(aim, d < 0.0);
+                    if next == x && e.status == Status::Meets {
+                        // The unsafe end of the range meets the targets: every value does.
+                        return Ok(Solution {
+                            parameter: self.template.key.clone(),
+                            meets: value(x),
+                            fails: None,
+                            evaluations,
+                            accuracy_met: true,
+                        });
+                    }
+                }
+            }
+            // Undecided: the root is within the bracket here; ask finer next time.
+            if e.status == Status::Undecided {
+                acc = (acc * 0.25).max(1e-8);
+            }
+            // Newton steps are at most a factor e^3 towards the safe side while an end is
+            // missing, and e towards the unsafe one (where ε grows fast, and evaluations
+            // of ε in the hundreds are costly).
+            x = if x_m.is_none() || x_f.is_none() {
+                let (lo_st, hi_st) = if d > 0.0 { (-1.0, 3.0) } else { (-3.0, 1.0) };
+                let st = (next - x).clamp(lo_st, hi_st);
+                snap(x + st, st * d > 0.0)
+            } else {
+                next
+            };
+        }
+        match (x_m, x_f) {
+            (Some(m), Some(f)) => Ok(Solution {
+                parameter: self.template.key.clone(),
+                meets: value(m),
+                fails: Some(value(f)),
+                evaluations,
+                accuracy_met: gap_done(m, f),
+            }),
+            (None, _) => Err(SolveError::Unsettled(format!(
+                "no {} was certified to meet {} within the work budget ({} evaluations)",
+                self.template.key,
+                self.describe_targets(),
+                evaluations
+            ))),
+            (Some(m), None) => Err(SolveError::Unsettled(format!(
+                "{} = {} meets {}, but no value was certified to fail it within the work \
+                 budget ({} evaluations)",
+                self.template.key,
+                self.template.text(value(m)),
+                self.describe_targets(),
+                evaluations
+            ))),
+        }
+    }
+
+    fn describe_targets(&self) -> String {
+        self.targets
+            .iter()
+            .map(Target::describe)
+            .collect::<Vec<_>>()
+            .join(" and ")
+    }
+
+    fn unmeetable(&self, hi: f64, lo: f64, d: f64, e: &Eval) -> SolveError {
+        let key = &self.template.key;
+        let bound = if d > 0.0 {
+            format!("{key} <= {}", self.template.text(hi))
+        } else {
+            format!("{key} >= {}", self.template.text(lo))
+        };
+        let why = match e.status {
+            Status::Fails => "certified to fail there",
+            _ => "not certified either way there",
+        };
+        SolveError::Unmeetable(format!(
+            "no {key} meets {} within {bound} (the composition is {why})",
+            self.describe_targets()
+        ))
+    }
+}

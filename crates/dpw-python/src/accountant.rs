@@ -6,6 +6,8 @@
 
 use crate::broadcast::{count, number, optional_number};
 use crate::{argument_message, value_error};
+use composition::accountant::solve::SOLVABLE_KEYS;
+use composition::accountant::spec::kind_keys;
 use composition::accountant::{MechanismKind, MechanismSpec, Work, MAX_COUNT};
 use densities::bounded::BoundedFamily;
 use dpw::account::{AccountRequest, AccountResult, Query};
@@ -139,6 +141,7 @@ fn run_with(
     let (quantity, given) = match req.query {
         Query::Delta(d) => ("epsilon", d),
         Query::Epsilon(e) => ("delta", e),
+        Query::AtFpr(a) => ("tpr", a),
     };
     Ok(Bracket {
         quantity,
@@ -347,6 +350,38 @@ impl Mechanism {
         run(py, vec![self.spec.text.clone()], None, Some(e), acc)
     }
 
+    /// The certified value of one parameter (`unknown`: "sigma", "scale", "radius",
+    /// "epsilon", "q", "count" or "sensitivity") that meets the targets, with every other
+    /// value as in this mechanism (the unknown's own value is ignored): `dpw.solve` on
+    /// this SPEC with `unknown=?`. Targets: `epsilon` and `delta`, and/or `max_tpr` and
+    /// `at_fpr`. Returns a Solution.
+    #[pyo3(signature = (unknown, *, epsilon=None, delta=None, max_tpr=None, at_fpr=None, accuracy=None, max_work=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn solve(
+        &self,
+        py: Python<'_>,
+        unknown: &Bound<'_, PyAny>,
+        epsilon: Option<&Bound<'_, PyAny>>,
+        delta: Option<&Bound<'_, PyAny>>,
+        max_tpr: Option<&Bound<'_, PyAny>>,
+        at_fpr: Option<&Bound<'_, PyAny>>,
+        accuracy: Option<&Bound<'_, PyAny>>,
+        max_work: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::solve::Solution> {
+        let key = unknown_key(unknown)?;
+        let text = with_unknown(&self.spec, &key)?;
+        crate::solve::run(
+            py,
+            vec![text],
+            optional_number("epsilon", epsilon)?,
+            optional_number("delta", delta)?,
+            optional_number("max_tpr", max_tpr)?,
+            optional_number("at_fpr", at_fpr)?,
+            optional_number("accuracy", accuracy)?,
+            optional_number("max_work", max_work)?,
+        )
+    }
+
     /// The SPEC text, as `dpw account --mechanism` takes it.
     #[getter]
     fn spec(&self) -> String {
@@ -492,6 +527,40 @@ impl Composition {
         run(py, self.texts(), None, Some(e), acc)
     }
 
+    /// The certified value of one parameter of one mechanism (see Mechanism.solve) that
+    /// makes the whole composition meet the targets. `index` is the position of that
+    /// mechanism in `mechanisms`; it may be left out when only one mechanism has the key
+    /// `unknown` (or the composition has one mechanism).
+    #[pyo3(signature = (unknown, *, index=None, epsilon=None, delta=None, max_tpr=None, at_fpr=None, accuracy=None, max_work=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn solve(
+        &self,
+        py: Python<'_>,
+        unknown: &Bound<'_, PyAny>,
+        index: Option<&Bound<'_, PyAny>>,
+        epsilon: Option<&Bound<'_, PyAny>>,
+        delta: Option<&Bound<'_, PyAny>>,
+        max_tpr: Option<&Bound<'_, PyAny>>,
+        at_fpr: Option<&Bound<'_, PyAny>>,
+        accuracy: Option<&Bound<'_, PyAny>>,
+        max_work: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::solve::Solution> {
+        let key = unknown_key(unknown)?;
+        let i = self.unknown_index(&key, index)?;
+        let mut texts = self.texts();
+        texts[i] = with_unknown(&self.parts[i], &key)?;
+        crate::solve::run(
+            py,
+            texts,
+            optional_number("epsilon", epsilon)?,
+            optional_number("delta", delta)?,
+            optional_number("max_tpr", max_tpr)?,
+            optional_number("at_fpr", at_fpr)?,
+            optional_number("accuracy", accuracy)?,
+            optional_number("max_work", max_work)?,
+        )
+    }
+
     /// The mechanisms, in order.
     #[getter]
     fn mechanisms(&self) -> Vec<Mechanism> {
@@ -533,6 +602,136 @@ impl Composition {
     fn texts(&self) -> Vec<String> {
         self.parts.iter().map(|p| p.text.clone()).collect()
     }
+
+    /// The position of the mechanism whose `key` is the unknown: `index` (negative counts
+    /// from the end, as for a list), or the only mechanism with that key.
+    fn unknown_index(&self, key: &str, index: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+        let n = self.parts.len();
+        if let Some(ix) = index.filter(|a| !a.is_none()) {
+            let bad = || {
+                value_error(format!(
+                    "index = {ix} is outside the allowed range: an integer in [-{n}, {}]",
+                    n - 1
+                ))
+            };
+            if !ix.is_instance_of::<pyo3::types::PyInt>()
+                || ix.is_instance_of::<pyo3::types::PyBool>()
+            {
+                return Err(bad());
+            }
+            let i: i64 = ix.extract().map_err(|_| bad())?;
+            let i = if i < 0 { i + n as i64 } else { i };
+            if !(0..n as i64).contains(&i) {
+                return Err(bad());
+            }
+            return Ok(i as usize);
+        }
+        if n == 1 {
+            return Ok(0);
+        }
+        let with: Vec<usize> = (0..n)
+            .filter(|&i| has_key(&self.parts[i], key))
+            .collect();
+        match with.as_slice() {
+            [i] => Ok(*i),
+            [] => Err(value_error(format!(
+                "unknown: no mechanism of the composition has the key '{key}'"
+            ))),
+            _ => Err(value_error(format!(
+                "index: '{key}' is a key of mechanisms {}: give index=I, the position of \
+                 the one to solve for",
+                with.iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+}
+
+/// Whether `key` is one of the spec's keys (`sensitivity` and `count` belong to every kind).
+fn has_key(spec: &MechanismSpec, key: &str) -> bool {
+    key == "sensitivity"
+        || key == "count"
+        || kind_keys(spec.kind_name()).is_some_and(|k| k.contains(&key))
+}
+
+/// The `unknown` argument: a key the solver can take.
+fn unknown_key(unknown: &Bound<'_, PyAny>) -> PyResult<String> {
+    let s = unknown
+        .cast::<PyString>()
+        .map_err(|_| value_error("unknown: expected the name of a key, e.g. \"sigma\""))?;
+    let key = s.to_cow()?.trim().to_string();
+    if !SOLVABLE_KEYS.contains(&key.as_str()) {
+        return Err(value_error(format!(
+            "unknown = '{key}' cannot be solved for (solvable: {})",
+            SOLVABLE_KEYS.join(", ")
+        )));
+    }
+    Ok(key)
+}
+
+/// The SPEC of `spec` (canonical form) with the value of `key` written `?` (appended when
+/// the SPEC leaves it at its default, as sensitivity and count).
+fn with_unknown(spec: &MechanismSpec, key: &str) -> PyResult<String> {
+    if !has_key(spec, key) {
+        let mut keys: Vec<&str> = kind_keys(spec.kind_name()).unwrap_or(&[]).to_vec();
+        keys.retain(|k| *k != "family");
+        keys.extend(["sensitivity", "count"]);
+        return Err(value_error(format!(
+            "unknown: '{key}' is not a key of {} (its keys: {})",
+            spec.kind_name(),
+            keys.join(", ")
+        )));
+    }
+    let text = spec_text(&spec.kind, spec.sensitivity, spec.count);
+    let (kind, rest) = text.split_once(':').unwrap_or((text.as_str(), ""));
+    let mut found = false;
+    let mut items: Vec<String> = rest
+        .split(',')
+        .map(|item| match item.split_once('=') {
+            Some((k, _)) if k == key => {
+                found = true;
+                format!("{k}=?")
+            }
+            _ => item.to_string(),
+        })
+        .collect();
+    if !found {
+        items.push(format!("{key}=?"));
+    }
+    Ok(format!("{kind}:{}", items.join(",")))
+}
+
+/// The SPEC texts of `dpw.solve`'s list: strings as given (one holds the `?`, so they are
+/// parsed by the solver, not here), Mechanisms and Compositions as their SPECs.
+pub(crate) fn template_texts(mechanisms: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    let expected = "mechanisms: expected a SPEC string with one value written ? or a list of \
+                    SPEC strings, Mechanisms and Compositions";
+    let items = mechanisms.try_iter().map_err(|_| value_error(expected))?;
+    let mut texts = Vec::new();
+    for (i, item) in items.enumerate() {
+        let item = item?;
+        if let Ok(s) = item.cast::<PyString>() {
+            texts.push(s.to_cow()?.trim().to_string());
+        } else if let Ok(m) = item.cast::<Mechanism>() {
+            texts.push(m.get().spec.text.clone());
+        } else if let Ok(c) = item.cast::<Composition>() {
+            texts.extend(c.get().texts());
+        } else {
+            return Err(value_error(format!(
+                "mechanisms[{i}]: expected a SPEC string, a Mechanism or a Composition, got {}",
+                item.get_type().name()?
+            )));
+        }
+    }
+    if texts.is_empty() {
+        return Err(value_error(
+            "mechanisms: at least one mechanism (KIND:key=value,... with one value written ?) \
+             is required",
+        ));
+    }
+    Ok(texts)
 }
 
 /// The items of a list/tuple/iterable of mechanisms (Mechanism, Composition or SPEC).

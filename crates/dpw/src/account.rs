@@ -14,6 +14,9 @@ pub enum Query {
     Delta(f64),
     /// Report δ(ε) for this ε ≥ 0.
     Epsilon(f64),
+    /// Report the largest power (TPR) of any membership test at this false-positive rate
+    /// in (0, 1): `1 − f(A)` on the certified trade-off bracket (docs/accountant.md §9).
+    AtFpr(f64),
 }
 
 /// A validated `dpw account` request.
@@ -103,6 +106,24 @@ impl AccountRequest {
         })
     }
 
+    /// A request for the largest TPR at false-positive rate `at_fpr` (`--at-fpr`).
+    pub fn at_fpr(
+        specs: &[String],
+        at_fpr: f64,
+        accuracy: Option<f64>,
+    ) -> Result<Self, (String, String)> {
+        // Validated as a δ question, then asked at the FPR instead.
+        let mut r = Self::new(specs, Some(0.5), None, accuracy)?;
+        if !(at_fpr > 0.0 && at_fpr < 1.0) {
+            return Err((
+                "--at-fpr".into(),
+                format!("must be in (0, 1), got {at_fpr}"),
+            ));
+        }
+        r.query = Query::AtFpr(at_fpr);
+        Ok(r)
+    }
+
     /// The same request with another work budget in `[1e6, 1e13]` bins transformed.
     pub fn with_max_work(mut self, max_work: Option<f64>) -> Result<Self, (String, String)> {
         if let Some(w) = max_work {
@@ -136,6 +157,25 @@ impl AccountRequest {
         let answer = match self.query {
             Query::Delta(d) => acc.epsilon(d),
             Query::Epsilon(e) => acc.delta(e),
+            Query::AtFpr(a) => acc.tradeoff(&[a]).map(|p| {
+                // TPR = 1 − β: its ends from β's, rounded outward.
+                let lower = densities::outward::sub_bounds(1.0, p[0].upper).0;
+                let upper = densities::outward::sub_bounds(1.0, p[0].lower).1;
+                let width = if upper > 0.0 {
+                    (upper - lower) / upper
+                } else {
+                    0.0
+                };
+                Answer {
+                    lower,
+                    estimate: 0.5 * (lower + upper),
+                    upper,
+                    ln_lower: lower.ln(),
+                    ln_upper: upper.ln(),
+                    step: f64::NAN,
+                    accuracy_met: width <= self.accuracy.unwrap_or(1e-3),
+                }
+            }),
         }
         .map_err(|e| match e {
             composition::CompositionError::Unreachable { floor, .. } => format!(
@@ -143,7 +183,7 @@ impl AccountRequest {
                  {floor:.6e} (delta at every epsilon is at least that); ask for a delta above it",
                 match self.query {
                     Query::Delta(d) => d,
-                    Query::Epsilon(_) => f64::NAN,
+                    _ => f64::NAN,
                 }
             ),
             composition::CompositionError::Interrupted => "interrupted".to_string(),
@@ -163,11 +203,12 @@ impl AccountRequest {
         })
     }
 
-    /// `epsilon` or `delta`: the quantity reported.
+    /// `epsilon`, `delta` or `tpr`: the quantity reported.
     pub fn quantity(&self) -> &'static str {
         match self.query {
             Query::Delta(_) => "epsilon",
             Query::Epsilon(_) => "delta",
+            Query::AtFpr(_) => "tpr",
         }
     }
 }
@@ -206,7 +247,9 @@ fn value(v: f64, ln: f64, side: Option<bool>) -> String {
 fn values(req: &AccountRequest, r: &AccountResult) -> [String; 3] {
     let a = &r.answer;
     match req.query {
-        Query::Delta(_) => [a.lower, a.estimate, a.upper].map(|v| format!("{v:?}")),
+        Query::Delta(_) | Query::AtFpr(_) => {
+            [a.lower, a.estimate, a.upper].map(|v| format!("{v:?}"))
+        }
         Query::Epsilon(_) => [
             value(a.lower, a.ln_lower, Some(false)),
             value(a.estimate, 0.5 * (a.ln_lower + a.ln_upper), None),
@@ -242,6 +285,8 @@ struct JsonRequest<'a> {
     delta: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     epsilon: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    at_fpr: Option<f64>,
     accuracy: Option<f64>,
 }
 
@@ -304,6 +349,10 @@ pub fn render_json(req: &AccountRequest, r: &AccountResult) -> String {
             Query::Epsilon(e) => Some(e),
             _ => None,
         },
+        at_fpr: match req.query {
+            Query::AtFpr(a) => Some(a),
+            _ => None,
+        },
         accuracy: req.accuracy,
     };
     let v = serde_json::json!({
@@ -314,7 +363,7 @@ pub fn render_json(req: &AccountRequest, r: &AccountResult) -> String {
         "seconds": r.seconds,
         "ln_lower": fin(r.answer.ln_lower),
         "ln_upper": fin(r.answer.ln_upper),
-        "step": r.answer.step,
+        "step": fin(r.answer.step),
         "accuracy_met": r.answer.accuracy_met,
         "work": r.work,
         "max_work": req.max_work,
@@ -340,6 +389,10 @@ pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
     let (given, asked) = match req.query {
         Query::Delta(d) => (format!("delta = {d:e}"), "epsilon"),
         Query::Epsilon(e) => (format!("epsilon = {e}"), "delta"),
+        Query::AtFpr(a) => (
+            format!("false-positive rate {a}"),
+            "largest true-positive rate of any membership test",
+        ),
     };
     out.push_str(&format!("at {given}, certified {asked}:\n"));
     out.push_str(&format!(
@@ -347,7 +400,7 @@ pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
     ));
     let a = &r.answer;
     let width = match req.query {
-        Query::Delta(_) if a.upper > 0.0 => (a.upper - a.lower) / a.upper,
+        Query::Delta(_) | Query::AtFpr(_) if a.upper > 0.0 => (a.upper - a.lower) / a.upper,
         Query::Epsilon(_) => -(a.ln_lower - a.ln_upper).exp_m1(),
         _ => 0.0,
     };
@@ -358,9 +411,14 @@ pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
     } else {
         " (the requested accuracy was not reached within the bin budget: the bracket is still certified)"
     };
+    let step = if a.step.is_finite() {
+        format!("; grid step {:.3e}", a.step)
+    } else {
+        String::new()
+    };
     out.push_str(&format!(
-        "  relative width {width:.2e}{why}; grid step {:.3e}; {:.3} s\n",
-        a.step, r.seconds
+        "  relative width {width:.2e}{why}{step}; {:.3} s\n",
+        r.seconds
     ));
     out
 }

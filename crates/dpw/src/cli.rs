@@ -67,8 +67,9 @@ pub enum Command {
     },
     /// Print the catalog of figures (id, paper, paper figure, title).
     List,
-    /// The privacy-loss accountant: a certified bracket of ε(δ) (with --delta) or δ(ε)
-    /// (with --epsilon) for a composition of mechanisms.
+    /// The privacy-loss accountant: a certified bracket of ε(δ) (with --delta), δ(ε)
+    /// (with --epsilon) or of the largest membership-attack TPR at a false-positive rate
+    /// (with --at-fpr) for a composition of mechanisms.
     ///
     /// SPEC = KIND:key=value[,key=value...]: gaussian:sigma=S, laplace:scale=B,
     /// rr:epsilon=E, truncated-laplace:epsilon=E,delta=D,
@@ -86,6 +87,10 @@ pub enum Command {
         /// Report δ at this ε ≥ 0.
         #[arg(long, value_name = "E", allow_negative_numbers = true)]
         epsilon: Option<f64>,
+        /// Report instead the largest true-positive rate of any membership test at this
+        /// false-positive rate in (0, 1), from the certified trade-off function.
+        #[arg(long, value_name = "A", allow_negative_numbers = true)]
+        at_fpr: Option<f64>,
         /// Relative width of the bracket to reach (default 1e-4 for ε, 1e-3 for δ).
         #[arg(long, value_name = "REL", allow_negative_numbers = true)]
         accuracy: Option<f64>,
@@ -311,17 +316,25 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
             mechanisms,
             delta,
             epsilon,
+            at_fpr,
             accuracy,
             max_work,
             format,
         } => {
-            let req = AccountRequest::new(&mechanisms, delta, epsilon, accuracy)
-                .and_then(|r| r.with_max_work(max_work))
-                .map_err(|(key, message)| DpwError::Input {
-                    file: "account".into(),
-                    key,
-                    message,
-                })?;
+            let req = match (at_fpr, delta, epsilon) {
+                (Some(a), None, None) => AccountRequest::at_fpr(&mechanisms, a, accuracy),
+                (Some(_), _, _) => Err((
+                    "--at-fpr".to_string(),
+                    "give one of --delta, --epsilon or --at-fpr".to_string(),
+                )),
+                _ => AccountRequest::new(&mechanisms, delta, epsilon, accuracy),
+            }
+            .and_then(|r| r.with_max_work(max_work))
+            .map_err(|(key, message)| DpwError::Input {
+                file: "account".into(),
+                key,
+                message,
+            })?;
             let result = with_progress("account", || req.run()).map_err(|message| {
                 let (key, message) = match message.split_once(": ") {
                     Some((k, m)) if k.starts_with("--") => (k.to_string(), m.to_string()),

@@ -1647,3 +1647,205 @@ fn fig19b_accountant_route_refuses_bad_parameters() {
     }
     assert!(!Path::new("/nonexistent-dpw-out").exists());
 }
+
+#[test]
+fn solve_csv_has_the_contract_header_and_brackets_the_analytic_sigma() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dpw(
+        dir.path(),
+        &[
+            "solve",
+            "--mechanism",
+            "gaussian:sigma=?,count=100",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--format",
+            "csv",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0], "parameter,meets,fails,target,seconds");
+    let f: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!(f[0], "sigma");
+    let (meets, fails): (f64, f64) = (f[1].parse().unwrap(), f[2].parse().unwrap());
+    // 100 uses of σ are one Gaussian of σ/10: σ* = 10·(the analytic σ of one use).
+    let exact = 10.0 * densities::gaussian::analytic_sigma(1.0, 1e-5, 1.0).unwrap();
+    assert!(
+        fails < exact && exact <= meets * (1.0 + 1e-12),
+        "{fails} {exact} {meets}"
+    );
+    assert!(meets / fails - 1.0 <= 1e-4);
+}
+
+#[test]
+fn solve_reports_an_exact_count_as_json_and_says_which_value_to_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "solve",
+        "--mechanism",
+        "rr:epsilon=0.2,count=?",
+        "--epsilon",
+        "2",
+        "--delta",
+        "1e-6",
+    ];
+    let out = dpw(dir.path(), &[&args[..], &["--format", "json"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["parameter"], "count");
+    let n = v["meets"].as_f64().unwrap();
+    assert_eq!(v["fails"].as_f64().unwrap(), n + 1.0);
+    assert_eq!(v["request"]["unknown"]["key"], "count");
+    assert_eq!(v["request"]["targets"][0]["delta"], 1e-6);
+    // δ of k-fold randomized response by the binomial sum: N meets, N + 1 does not.
+    let rr = |k: u64| -> f64 {
+        let (e0, eps) = (0.2f64, 2.0f64);
+        let p = 1.0 / (1.0 + (-e0).exp());
+        let mut ln_c = 0.0f64;
+        let mut d = 0.0;
+        for i in 0..=k {
+            if i > 0 {
+                ln_c += ((k - i + 1) as f64).ln() - (i as f64).ln();
+            }
+            let loss = (k as f64 - 2.0 * i as f64) * e0;
+            if loss > eps {
+                let w = (ln_c + (k - i) as f64 * p.ln() + i as f64 * (-p).ln_1p()).exp();
+                d += w * -(eps - loss).exp_m1();
+            }
+        }
+        d
+    };
+    assert!(rr(n as u64) <= 1e-6 && rr(n as u64 + 1) > 1e-6, "N = {n}");
+    let table = stdout(&dpw(dir.path(), &args));
+    assert!(table.contains(&format!("use count = {n}")), "{table}");
+}
+
+#[test]
+fn solve_refuses_bad_requests_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str, &str); 6] = [
+        (
+            &[
+                "--mechanism",
+                "gaussian:sigma=1",
+                "--epsilon",
+                "1",
+                "--delta",
+                "1e-5",
+            ],
+            "--mechanism",
+            "no unknown",
+        ),
+        (
+            &[
+                "--mechanism",
+                "gaussian:sigma=?",
+                "--mechanism",
+                "laplace:scale=?",
+                "--epsilon",
+                "1",
+                "--delta",
+                "1e-5",
+            ],
+            "--mechanism",
+            "second unknown",
+        ),
+        (
+            &[
+                "--mechanism",
+                "gaussian:q=?",
+                "--epsilon",
+                "1",
+                "--delta",
+                "1e-5",
+            ],
+            "--mechanism",
+            "not a key",
+        ),
+        (
+            &["--mechanism", "gaussian:sigma=?", "--epsilon", "1"],
+            "--delta",
+            "needs --delta",
+        ),
+        (
+            &["--mechanism", "gaussian:sigma=?"],
+            "--epsilon/--delta",
+            "give a target",
+        ),
+        (
+            &[
+                "--mechanism",
+                "gaussian:sigma=?",
+                "--epsilon",
+                "1e-9",
+                "--delta",
+                "1e-300",
+            ],
+            "target",
+            "no sigma meets",
+        ),
+    ];
+    for (args, key, what) in cases {
+        let out = dpw(dir.path(), &[&["solve"], args].concat());
+        assert_bad_output(&out, "solve", key);
+        assert!(stderr(&out).contains(what), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty());
+    }
+}
+
+#[test]
+fn account_at_fpr_brackets_the_gaussian_tradeoff() {
+    // TPR = Φ(Φ⁻¹(FPR) + μ) for the Gaussian of μ = 1/σ (Dong, Roth & Su).
+    let dir = tempfile::tempdir().unwrap();
+    let out = dpw(
+        dir.path(),
+        &[
+            "account",
+            "--mechanism",
+            "gaussian:sigma=0.5",
+            "--at-fpr",
+            "0.01",
+            "--format",
+            "csv",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let row: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(row[0], "tpr");
+    let (lo, hi): (f64, f64) = (row[1].parse().unwrap(), row[3].parse().unwrap());
+    use special::Error;
+    let phi = |x: f64| 0.5 * Error::compl_error(-x / std::f64::consts::SQRT_2);
+    let (mut a, mut b) = (-10.0, 10.0);
+    for _ in 0..200 {
+        let m = 0.5 * (a + b);
+        if phi(m) < 0.01 {
+            a = m
+        } else {
+            b = m
+        }
+    }
+    let exact = phi(0.5 * (a + b) + 2.0);
+    assert!(
+        lo <= exact && exact <= hi && hi / lo - 1.0 < 1e-2,
+        "{lo} {exact} {hi}"
+    );
+    let both = dpw(
+        dir.path(),
+        &[
+            "account",
+            "--mechanism",
+            "gaussian:sigma=1",
+            "--at-fpr",
+            "0.1",
+            "--delta",
+            "1e-5",
+        ],
+    );
+    assert_bad_output(&both, "account", "--at-fpr");
+}

@@ -1,0 +1,340 @@
+//! The certified solver (`composition::accountant::solve`, docs/accountant.md §10) against
+//! independent computations: the analytic Gaussian σ, the Laplace closed form, the exact
+//! binomial sum of randomized response, the Gaussian trade-off function, dp_accounting's
+//! calibration, and the definition itself (the accountant re-asked at `meets` and `fails`).
+
+use composition::accountant::spec::accountant;
+use composition::accountant::{MechanismSpec, SolveError, Solver, Target, Template};
+use densities::gaussian::analytic_sigma;
+use special::Error;
+
+fn solve(specs: &[&str], targets: Vec<Target>, acc: f64) -> composition::accountant::Solution {
+    Solver::new(Template::parse(specs).unwrap(), targets)
+        .unwrap()
+        .with_accuracy(acc)
+        .unwrap()
+        .solve()
+        .unwrap()
+}
+
+fn privacy(epsilon: f64, delta: f64) -> Vec<Target> {
+    vec![Target::Privacy { epsilon, delta }]
+}
+
+/// Φ(x) from erfc (the `special` crate, not the library's normal module).
+fn phi(x: f64) -> f64 {
+    0.5 * Error::compl_error(-x / std::f64::consts::SQRT_2)
+}
+
+/// Φ⁻¹(p) by bisection on [`phi`].
+fn phi_inv(p: f64) -> f64 {
+    let (mut a, mut b) = (-40.0, 40.0);
+    for _ in 0..200 {
+        let m = 0.5 * (a + b);
+        if phi(m) < p {
+            a = m
+        } else {
+            b = m
+        }
+    }
+    0.5 * (a + b)
+}
+
+/// Asserts the pair brackets the exact threshold `exact` (larger values safer when
+/// `safer_up`) within `acc`, allowing `slack` relative for the reference's own error.
+fn brackets(
+    s: &composition::accountant::Solution,
+    exact: f64,
+    safer_up: bool,
+    acc: f64,
+    slack: f64,
+) {
+    let f = s.fails.expect("a failing value");
+    if safer_up {
+        assert!(
+            f < exact * (1.0 + slack),
+            "fails {f} not below exact {exact}"
+        );
+        assert!(
+            exact <= s.meets * (1.0 + slack),
+            "meets {} below exact {exact}",
+            s.meets
+        );
+    } else {
+        assert!(
+            f > exact * (1.0 - slack),
+            "fails {f} not above exact {exact}"
+        );
+        assert!(
+            exact >= s.meets * (1.0 - slack),
+            "meets {} above exact {exact}",
+            s.meets
+        );
+    }
+    assert!(
+        (s.meets / f - 1.0).abs() <= acc * (1.0 + 1e-9),
+        "gap {} > {acc}",
+        s.meets / f - 1.0
+    );
+    assert!(s.accuracy_met);
+}
+
+#[test]
+fn one_gaussian_sigma_is_the_analytic_sigma() {
+    for (eps, delta) in [(1.0, 1e-5), (0.1, 1e-10), (5.0, 1e-3), (0.5, 1e-50)] {
+        let exact = analytic_sigma(eps, delta, 1.0).unwrap();
+        let s = solve(&["gaussian:sigma=?"], privacy(eps, delta), 1e-4);
+        assert_eq!(s.parameter, "sigma");
+        brackets(&s, exact, true, 1e-4, 1e-12);
+    }
+}
+
+#[test]
+fn k_fold_gaussian_sigma_is_sqrt_k_times_the_one_use_sigma() {
+    // k Gaussians of σ are one Gaussian of σ/√k (μ = √k/σ).
+    for k in [10u64, 1000] {
+        let exact = (k as f64).sqrt() * analytic_sigma(2.0, 1e-6, 1.0).unwrap();
+        let spec = format!("gaussian:sigma=?,count={k}");
+        let s = solve(&[&spec], privacy(2.0, 1e-6), 1e-4);
+        brackets(&s, exact, true, 1e-4, 1e-12);
+    }
+    // sensitivity=? of a fixed σ: the same threshold, read as s = σ/σ*.
+    let exact = 3.0 / analytic_sigma(1.0, 1e-5, 1.0).unwrap();
+    let s = solve(
+        &["gaussian:sigma=3,sensitivity=?"],
+        privacy(1.0, 1e-5),
+        1e-4,
+    );
+    brackets(&s, exact, false, 1e-4, 1e-12);
+}
+
+#[test]
+fn laplace_scale_is_the_closed_form() {
+    // δ(ε) = 1 − e^{(ε − 1/b)/2} for ε ≤ 1/b: the least b has 1/b = ε − 2 ln(1 − δ).
+    for (eps, delta) in [(1.0, 1e-3), (0.3, 0.05)] {
+        let exact = 1.0 / (eps - 2.0 * (-delta as f64).ln_1p());
+        let s = solve(&["laplace:scale=?"], privacy(eps, delta), 1e-4);
+        brackets(&s, exact, true, 1e-4, 1e-12);
+    }
+}
+
+/// δ(ε) of k-fold randomized response with ε₀, by the binomial sum (Kairouz et al.).
+fn rr_delta(e0: f64, k: u64, eps: f64) -> f64 {
+    let p = 1.0 / (1.0 + (-e0).exp());
+    let mut ln_c = 0.0f64; // ln C(k, i)
+    let mut d = 0.0;
+    for i in 0..=k {
+        if i > 0 {
+            ln_c += ((k - i + 1) as f64).ln() - (i as f64).ln();
+        }
+        let loss = (k as f64 - 2.0 * i as f64) * e0;
+        if loss > eps {
+            let w = (ln_c + (k - i) as f64 * p.ln() + i as f64 * (-p).ln_1p()).exp();
+            d += w * -(eps - loss).exp_m1();
+        }
+    }
+    d
+}
+
+#[test]
+fn randomized_response_count_is_exact() {
+    let (e0, eps, delta) = (0.1, 1.0, 1e-6);
+    // The largest k with δ_k(ε) ≤ δ, by the sum.
+    let mut n = 1;
+    while rr_delta(e0, n + 1, eps) <= delta {
+        n += 1;
+    }
+    let s = solve(&["rr:epsilon=0.1,count=?"], privacy(eps, delta), 1e-4);
+    assert_eq!(s.parameter, "count");
+    assert_eq!(s.meets, n as f64, "meets");
+    assert_eq!(s.fails, Some(n as f64 + 1.0), "fails");
+    assert!(s.accuracy_met);
+}
+
+#[test]
+fn randomized_response_epsilon_brackets_the_binomial_threshold() {
+    let (k, eps, delta) = (50, 2.0, 1e-6);
+    let (mut a, mut b) = (1e-3, 2.0);
+    for _ in 0..200 {
+        let m = 0.5 * (a + b);
+        if rr_delta(m, k, eps) <= delta {
+            a = m
+        } else {
+            b = m
+        }
+    }
+    let s = solve(&["rr:epsilon=?,count=50"], privacy(eps, delta), 1e-4);
+    brackets(&s, a, false, 1e-4, 1e-9);
+}
+
+#[test]
+fn attack_risk_of_the_gaussian_is_its_tradeoff_curve() {
+    // TPR = Φ(Φ⁻¹(FPR) + μ): the least σ = 1/μ with μ = Φ⁻¹(TPR) − Φ⁻¹(FPR).
+    for (tpr, fpr) in [(0.05, 1e-3), (0.5, 0.1)] {
+        let exact = 1.0 / (phi_inv(tpr) - phi_inv(fpr));
+        let t = vec![Target::AttackRisk {
+            max_tpr: tpr,
+            at_fpr: fpr,
+        }];
+        let s = solve(&["gaussian:sigma=?"], t, 1e-3);
+        brackets(&s, exact, true, 1e-3, 1e-9);
+    }
+}
+
+#[test]
+fn several_targets_all_hold_and_the_binding_one_decides() {
+    let a = analytic_sigma(1.0, 1e-5, 1.0).unwrap();
+    let b = analytic_sigma(3.0, 1e-10, 1.0).unwrap();
+    let t = vec![
+        Target::Privacy {
+            epsilon: 1.0,
+            delta: 1e-5,
+        },
+        Target::Privacy {
+            epsilon: 3.0,
+            delta: 1e-10,
+        },
+    ];
+    let s = solve(&["gaussian:sigma=?"], t, 1e-4);
+    brackets(&s, a.max(b), true, 1e-4, 1e-12);
+}
+
+/// The definition: the accountant, asked again at `meets` and at `fails`, certifies each.
+fn check_definition(specs: &[&str], eps: f64, delta: f64, acc: f64) {
+    let t = Template::parse(specs).unwrap();
+    let s = solve(specs, privacy(eps, delta), acc);
+    let at = |v: f64| -> Vec<MechanismSpec> { t.instantiate(v).unwrap() };
+    let up = accountant(&at(s.meets)).unwrap().epsilon(delta).unwrap();
+    assert!(
+        up.upper <= eps,
+        "{specs:?}: meets {} has upper ε {} > {eps}",
+        s.meets,
+        up.upper
+    );
+    let f = s.fails.unwrap();
+    let lo = accountant(&at(f)).unwrap().epsilon(delta).unwrap();
+    assert!(
+        lo.lower > eps,
+        "{specs:?}: fails {f} has lower ε {} ≤ {eps}",
+        lo.lower
+    );
+    assert!((s.meets / f - 1.0).abs() <= acc * (1.0 + 1e-9));
+}
+
+#[test]
+fn subsampled_gaussian_meets_and_fails_by_the_definition() {
+    // Random settings from a fixed seed (more under DPW_LONG=1).
+    use rand::{Rng, SeedableRng};
+    let n = if std::env::var("DPW_LONG").is_ok_and(|v| v == "1") {
+        20
+    } else {
+        4
+    };
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(30);
+    for _ in 0..n {
+        let q = 10f64.powf(rng.gen_range(-2.5..-0.5));
+        let count = 10f64.powf(rng.gen_range(1.0..3.5)).round() as u64;
+        let eps = 10f64.powf(rng.gen_range(-0.5..1.0));
+        let delta = 10f64.powf(rng.gen_range(-9.0..-4.0));
+        let spec = format!("subsampled-gaussian:sigma=?,q={q},count={count}");
+        check_definition(&[&spec], eps, delta, 1e-3);
+    }
+    // q and count unknown.
+    check_definition(
+        &["subsampled-gaussian:sigma=1,q=?,count=1000"],
+        2.0,
+        1e-5,
+        1e-3,
+    );
+    check_definition(
+        &["subsampled-gaussian:sigma=1,q=0.01,count=?"],
+        2.0,
+        1e-5,
+        1e-3,
+    );
+}
+
+#[test]
+fn subsampled_gaussian_sigma_agrees_with_dp_accounting() {
+    // σ by dp_accounting 0.6.0's PLD accountant (pessimistic estimate, discretisation
+    // interval 1e-4), bisected to 2e-5 relative on its ε(σ) (its own ε errs by about the
+    // interval times the number of steps' square root: a few 1e-3 here): dpw's certified
+    // σ must lie within that library's stated error of it. Produced by
+    // scripts/dpa_sigma.py (dp_accounting in a virtualenv outside the build) on 2026-11-26.
+    let table = [
+        // (q, T, ε, δ, σ dp_accounting)
+        (0.01, 1000u64, 1.0, 1e-5, 1.414652),
+        (0.01, 10000, 8.0, 1e-5, 0.882537),
+        (0.1, 100, 2.0, 1e-5, 2.247728),
+        (0.001, 10000, 1.0, 1e-6, 0.787657),
+    ];
+    // The last row takes 10 s (q = 1e-3: the accountant's slow regime, issue 34).
+    let long = std::env::var("DPW_LONG").is_ok_and(|v| v == "1");
+    for (q, t, eps, delta, sigma) in table {
+        if q < 0.01 && !long {
+            continue;
+        }
+        let spec = format!("subsampled-gaussian:sigma=?,q={q},count={t}");
+        let s = solve(&[&spec], privacy(eps, delta), 1e-4);
+        assert!(
+            (s.meets / sigma - 1.0).abs() < 3e-4,
+            "{spec}: {} vs {sigma}",
+            s.meets
+        );
+    }
+}
+
+#[test]
+fn every_value_meets_when_the_unsafe_end_does() {
+    // q = 1 (no subsampling) at σ = 10 meets ε = 1 at δ = 1e-5 already.
+    let s = solve(
+        &["subsampled-gaussian:sigma=10,q=?,count=1"],
+        privacy(1.0, 1e-5),
+        1e-4,
+    );
+    assert_eq!(s.meets, 1.0);
+    assert_eq!(s.fails, None);
+}
+
+fn err(specs: &[&str], targets: Vec<Target>) -> String {
+    match Template::parse(specs).and_then(|t| Solver::new(t, targets)?.solve()) {
+        Ok(s) => panic!("{specs:?} solved: {s:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn bad_requests_are_one_line_errors_naming_the_key() {
+    let p = || privacy(1.0, 1e-5);
+    assert!(err(&["gaussian:sigma=1"], p()).contains("no unknown"));
+    assert!(err(&["gaussian:sigma=?", "laplace:scale=?"], p()).contains("second unknown"));
+    let e = err(&["gaussian:scale=?"], p());
+    assert!(e.contains("scale") && e.contains("not a key"), "{e}");
+    let e = err(&["bounded:family=power,alpha=?,radius=10"], p());
+    assert!(e.contains("alpha") && e.contains("cannot be solved"), "{e}");
+    let e = err(&["gaussian:sigma=?"], privacy(1e-9, 1e-300));
+    assert!(
+        e.contains("no sigma meets") && e.contains("sigma <="),
+        "{e}"
+    );
+    let e = err(&["gaussian:sigma=?"], privacy(1.0, 0.0));
+    assert!(e.contains("delta"), "{e}");
+    let e = err(
+        &["gaussian:sigma=?"],
+        vec![Target::AttackRisk {
+            max_tpr: 0.001,
+            at_fpr: 0.01,
+        }],
+    );
+    assert!(e.contains("max-tpr"), "{e}");
+    // δ below the truncated Laplacian's P(L = ∞) at every count: no count meets it.
+    let e = err(
+        &["truncated-laplace:epsilon=1,delta=1e-3,count=?"],
+        privacy(5.0, 1e-6),
+    );
+    assert!(e.contains("no count meets"), "{e}");
+    for e in [err(&["gaussian:sigma=1"], p())] {
+        assert!(!e.contains('\n'));
+    }
+    let _: Option<SolveError> = None;
+}

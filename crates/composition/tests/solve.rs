@@ -111,7 +111,7 @@ fn k_fold_gaussian_sigma_is_sqrt_k_times_the_one_use_sigma() {
 #[test]
 fn laplace_scale_is_the_closed_form() {
     // δ(ε) = 1 − e^{(ε − 1/b)/2} for ε ≤ 1/b: the least b has 1/b = ε − 2 ln(1 − δ).
-    for (eps, delta) in [(1.0, 1e-3), (0.3, 0.05)] {
+    for (eps, delta) in [(1.0f64, 1e-3f64), (0.3, 0.05)] {
         let exact = 1.0 / (eps - 2.0 * (-delta).ln_1p());
         let s = solve(&["laplace:scale=?"], privacy(eps, delta), 1e-4);
         brackets(&s, exact, true, 1e-4, 1e-12);

@@ -629,9 +629,7 @@ impl Composition {
         if n == 1 {
             return Ok(0);
         }
-        let with: Vec<usize> = (0..n)
-            .filter(|&i| has_key(&self.parts[i], key))
-            .collect();
+        let with: Vec<usize> = (0..n).filter(|&i| has_key(&self.parts[i], key)).collect();
         match with.as_slice() {
             [i] => Ok(*i),
             [] => Err(value_error(format!(

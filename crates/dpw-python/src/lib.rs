@@ -13,6 +13,7 @@ mod broadcast;
 mod calibrate;
 mod gaussian;
 mod radius;
+mod solve;
 
 /// A `ValueError` with a one-line message.
 pub(crate) fn value_error(msg: impl Into<String>) -> PyErr {
@@ -76,5 +77,6 @@ fn _dpw(m: &Bound<'_, PyModule>) -> PyResult<()> {
     calibrate::register(m)?;
     accountant::register(m)?;
     radius::register(m)?;
+    solve::register(m)?;
     Ok(())
 }

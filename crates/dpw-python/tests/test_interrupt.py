@@ -18,8 +18,12 @@ import dpw
         lambda: dpw.account(["bounded:family=power,alpha=2,radius=50,count=10"], epsilon=1.0, accuracy=1e-8),
         # The least-radius search at a tiny delta (tens of seconds uninterrupted).
         lambda: dpw.least_radius(100000, 1.0, 1e-250, accuracy=1e-6),
+        # The solver at its finest accuracy on bounded noise (over a minute uninterrupted).
+        lambda: dpw.solve(
+            "bounded:family=power,alpha=2,radius=?,count=10", epsilon=1.0, delta=1e-10, accuracy=1e-6
+        ),
     ],
-    ids=["account", "least_radius"],
+    ids=["account", "least_radius", "solve"],
 )
 def test_ctrl_c_interrupts_within_seconds(call):
     timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))

@@ -10,6 +10,10 @@ calibrate
     The noise every mechanism needs for k queries at (epsilon, delta), as ``dpw calibrate``.
 account, compose, Mechanism, Composition
     The certified privacy-loss accountant, as ``dpw account``.
+solve, Solution
+    The certified solver, as ``dpw solve``: the value of the one parameter written ``?``
+    (or ``Mechanism.solve("sigma", ...)``) that meets an (epsilon, delta) or attack-risk
+    target.
 certified_radius, least_radius
     The radius of bounded noise: certified (Chernoff) and exact (accountant bracket).
 
@@ -27,6 +31,7 @@ from ._dpw import (
     Composition,
     Mechanism,
     RadiusBracket,
+    Solution,
     account,
     analytic_sigma,
     certified_radius,
@@ -35,6 +40,7 @@ from ._dpw import (
     gaussian_delta,
     gaussian_epsilon,
     least_radius,
+    solve,
 )
 from ._dpw import calibrate_rows as _calibrate_rows
 
@@ -45,6 +51,7 @@ __all__ = [
     "Composition",
     "Mechanism",
     "RadiusBracket",
+    "Solution",
     "account",
     "analytic_sigma",
     "calibrate",
@@ -54,6 +61,7 @@ __all__ = [
     "gaussian_delta",
     "gaussian_epsilon",
     "least_radius",
+    "solve",
 ]
 
 

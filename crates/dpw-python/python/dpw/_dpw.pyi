@@ -88,6 +88,17 @@ class Mechanism:
     def compose(self, count: int) -> Mechanism: ...
     def epsilon(self, delta: float, *, accuracy: Optional[float] = None) -> Bracket: ...
     def delta(self, epsilon: float, *, accuracy: Optional[float] = None) -> Bracket: ...
+    def solve(
+        self,
+        unknown: str,
+        *,
+        epsilon: Optional[float] = None,
+        delta: Optional[float] = None,
+        max_tpr: Optional[float] = None,
+        at_fpr: Optional[float] = None,
+        accuracy: Optional[float] = None,
+        max_work: Optional[float] = None,
+    ) -> Solution: ...
     @property
     def spec(self) -> str: ...
     @property
@@ -104,6 +115,18 @@ class Composition:
     def compose(self, count: int) -> Composition: ...
     def epsilon(self, delta: float, *, accuracy: Optional[float] = None) -> Bracket: ...
     def delta(self, epsilon: float, *, accuracy: Optional[float] = None) -> Bracket: ...
+    def solve(
+        self,
+        unknown: str,
+        *,
+        index: Optional[int] = None,
+        epsilon: Optional[float] = None,
+        delta: Optional[float] = None,
+        max_tpr: Optional[float] = None,
+        at_fpr: Optional[float] = None,
+        accuracy: Optional[float] = None,
+        max_work: Optional[float] = None,
+    ) -> Solution: ...
     @property
     def mechanisms(self) -> List[Mechanism]: ...
     @property
@@ -121,6 +144,51 @@ def account(
     accuracy: Optional[float] = None,
     max_work: Optional[float] = None,
 ) -> Bracket: ...
+
+class Solution:
+    """A certified solution of ``solve``: ``meets`` meets every target, ``fails`` fails one."""
+
+    @property
+    def parameter(self) -> str:
+        """The key of the unknown ('sigma', 'count', ...)."""
+    @property
+    def meets(self) -> Union[float, int]:
+        """Certified to meet every target: the value to use (an int for count)."""
+    @property
+    def fails(self) -> Optional[Union[float, int]]:
+        """Certified to fail a target; None when every value in range meets them."""
+    @property
+    def evaluations(self) -> int:
+        """Accountant evaluations made by the search."""
+    @property
+    def accuracy_met(self) -> bool:
+        """Whether |meets/fails - 1| <= accuracy (count: fails == meets + 1)."""
+    @property
+    def mechanisms(self) -> List[str]:
+        """The SPECs solved, with the ``?``."""
+    @property
+    def specs(self) -> List[str]:
+        """The SPECs with the unknown set to ``meets``."""
+    @property
+    def target(self) -> str:
+        """The targets in one line."""
+    @property
+    def seconds(self) -> float:
+        """Wall-clock seconds of the search."""
+    @property
+    def work(self) -> int:
+        """Work done, in bins transformed."""
+
+def solve(
+    mechanisms: Union[str, Sequence[_MechanismLike]],
+    *,
+    epsilon: Optional[float] = None,
+    delta: Optional[float] = None,
+    max_tpr: Optional[float] = None,
+    at_fpr: Optional[float] = None,
+    accuracy: Optional[float] = None,
+    max_work: Optional[float] = None,
+) -> Solution: ...
 
 class RadiusBracket:
     """A certified bracket on the least radius of bounded noise."""

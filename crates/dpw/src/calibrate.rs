@@ -12,15 +12,11 @@
 //!   `RΔ·X`, X ∈ (−1, 1), with the
 //!   certified radius R; its moments and quantiles are upper bounds (marked `≤`).
 //! - The same noise with the *exact* least R (§1.4 "exact δ", beyond the paper): the
-//!   least R whose δ, by the FFT privacy-loss accountant with losses rounded up (a
-//!   certified upper bound on the true δ), meets the target
-//!   (`composition::pld::least_radius`, pessimistic mode); the note gives the estimate
-//!   of the exact least R and its stated error. For k ≤ 1e5 and δ ≥ max(1e-10, 1e-12·k)
-//!   (that accountant's round-off floor); beyond it, for every k, ε and δ the request
-//!   allows, the tilted accountant's certified bracket on the least R (a reason instead
-//!   where its search does not finish within [`EXACT_WORK`] bins transformed)
-//!   (`composition::accountant::least_radius_bracket`, docs/accountant.md §7), started
-//!   at 0.8 times the certified radius; its upper end is reported.
+//!   general solver's certified bracket on the least R (`bounded:…,radius=?`,
+//!   docs/accountant.md §7 and §10, through `composition::accountant::least_radius_bracket`),
+//!   for every k, ε and δ the request allows (a reason instead where its search does not
+//!   finish within [`EXACT_WORK`] bins transformed), started at 0.8 times the certified
+//!   radius; its upper end (certified sufficient) is reported, the note gives both ends.
 //!
 //! Max-of-k errors: Laplace and Gaussian exactly (i.i.d. coordinates:
 //! `P(max|Xᵢ| ≤ t) = (1 − p(t))^k`, solved without cancellation); bounded noise by the
@@ -28,9 +24,6 @@
 
 use crate::ranges;
 use composition::accountant::{least_radius_bracket_until, Work, BUDGET_NAME};
-use composition::pld::{
-    exact_calibration, pessimistic_min_delta, RadiusSettings, PESSIMISTIC_MAX_K,
-};
 use composition::CompositionError;
 use densities::bounded::BoundedFamily;
 use densities::gaussian::{analytic_sigma, classical_sigma};
@@ -365,74 +358,42 @@ fn bounded_certified(req: &Request) -> Result<(Numbers, f64), String> {
     Ok((bounded_numbers(req, &noise, cert.radius), cert.radius))
 }
 
-/// The least R by the certified FFT accountant, started from the certified radius `cert`;
-/// the note carries the estimate of the exact least R and its error. Beyond that
-/// accountant's range, the tilted accountant's certified bracket (any k, ε and δ the
-/// request allows, within the work budget [`EXACT_WORK`]).
+/// The least R by the general solver on the certified accountant (docs/accountant.md §10:
+/// `bounded:…,radius=?,count=k`, started at 0.8 times the certified radius `cert`, the
+/// exact one being 55–100 % of it), any k, ε and δ the request allows, within the work
+/// budget [`EXACT_WORK`]; its certified-sufficient end is reported.
 fn bounded_exact(req: &Request, cert: f64) -> (Result<Numbers, String>, String) {
-    let certifiable = req.queries <= PESSIMISTIC_MAX_K as f64
-        && req.delta >= pessimistic_min_delta(req.queries as u64);
     let run = || -> Result<(Numbers, String), String> {
         let noise = bounded_noise(req)?;
         let fam = noise.family();
         let k = req.queries as u64;
-        if !certifiable {
-            // The tilted accountant certifies a bracket on the least R (docs/accountant.md
-            // §7), started below the certified radius (the exact one is 55–90 % of it).
-            // Most searches take seconds; the mixed regime of docs/accountant.md §4.1
-            // (k ~ 3e4–1e5 at δ ~ 1e-126) takes up to a minute: say so while it runs.
+        // Most searches take seconds; the mixed regime of docs/accountant.md §4.1
+        // (k ~ 3e4–1e5 at δ ~ 1e-126) takes up to a minute: say so while it runs.
+        if k > 10_000 || req.delta < 1e-30 {
             eprintln!(
-                "calibrate: searching the exact bounded radius with the tilted accountant \
+                "calibrate: searching the exact bounded radius with the certified accountant \
                  (at most {EXACT_WORK:.1e} bins transformed, about {EXACT_SECONDS_ABOUT} s on \
                  2 cores)…"
             );
-            let b = least_radius_bracket_until(
-                fam,
-                k,
-                req.epsilon,
-                req.delta,
-                0.8 * cert,
-                1e-3,
-                &Work::new(Some(EXACT_WORK as u64)),
-            )
-            .map_err(|e| exact_failure(&e))?;
-            let note = format!(
-                "least R certified by the tilted privacy-loss accountant, in [{}, {}] \
-                 ({:.1} % below the certified R)",
-                short(b.lower * req.sensitivity),
-                short(b.upper * req.sensitivity),
-                100.0 * (1.0 - b.upper / cert),
-            );
-            return Ok((bounded_numbers(req, &noise, b.upper), note));
         }
-        let ln_pdf = move |x: f64| -fam.f(x);
-        let settings = RadiusSettings::default();
-        let cal = exact_calibration(
-            &ln_pdf,
-            (-1.0, 1.0),
+        let b = least_radius_bracket_until(
+            fam,
             k,
             req.epsilon,
             req.delta,
-            cert,
-            &settings,
-            certifiable,
+            0.8 * cert,
+            1e-3,
+            &Work::new(Some(EXACT_WORK as u64)),
         )
-        .map_err(|e| format!("exact radius: {e}"))?;
-        let (fine, err) = (cal.estimate, cal.estimate_error);
-        let estimate = format!(
-            "estimate of the exact least R*sensitivity: {} (relative error {:.0e})",
-            short(fine.radius * req.sensitivity),
-            err
-        );
-        let pess = cal
-            .pessimistic
-            .ok_or("not computed: the certified FFT accountant gave no radius")?;
+        .map_err(|e| exact_failure(&e))?;
         let note = format!(
-            "least R by the FFT privacy-loss accountant with losses rounded up (certified; \
-             {:.1} % below the certified R); {estimate}",
-            100.0 * (1.0 - pess.radius / cert),
+            "least R certified by the tilted privacy-loss accountant (dpw solve), in [{}, {}] \
+             ({:.1} % below the certified R)",
+            short(b.lower * req.sensitivity),
+            short(b.upper * req.sensitivity),
+            100.0 * (1.0 - b.upper / cert),
         );
-        Ok((bounded_numbers(req, &noise, pess.radius), note))
+        Ok((bounded_numbers(req, &noise, b.upper), note))
     };
     match run() {
         Ok((n, note)) => (Ok(n), note),
@@ -854,9 +815,9 @@ mod tests {
 
     /// The exact bounded row at five (ε, δ, k): each below the certified R and checked
     /// against another route (it used to be only asked to lie between half the certified
-    /// R and the certified R): the tilted accountant's bracket for the lattice accountant's
-    /// row (sensitivity 2); the lattice accountant's estimate for the tilted row at
-    /// δ = 1e-11; the accountant's ε(δ) at the row's R for the tilted rows at δ = 1e-126,
+    /// R and the certified R): the lattice accountant's estimate at δ = 1e-6 (sensitivity
+    /// 2) and δ = 1e-11; the accountant's ε(δ) at the row's R (and 0.41 % below it, which
+    /// must not suffice) for the rows at δ = 1e-126,
     /// 1e-60 (k = 1e6; with `DPW_LONG=1` also 1e-250, k = 1e7) and ε = 100; quadrature for
     /// the one-query row. Catches a row off by the sensitivity, the bracket's lower end
     /// reported instead of its upper one (not sufficient), a search stopped more than
@@ -864,7 +825,6 @@ mod tests {
     /// and the work budget's stop (the next test).
     #[test]
     fn exact_bounded_row_is_below_certified_and_explains_its_limits() {
-        use composition::accountant::least_radius_bracket;
         // (certified row, exact row) of bounded noise for (ε, δ, k, sensitivity).
         let rows = |eps: f64, delta: f64, k: f64, s: f64| {
             let out = calibrate(&Request::new(eps, delta, k, s, 0.05).unwrap());
@@ -875,44 +835,35 @@ mod tests {
             )
         };
         let fam = BoundedFamily::power(2.0).unwrap();
-        let (cert, exact) = rows(1.0, 1e-6, 10.0, 2.0);
-        let (cert, n) = (cert.result.unwrap(), exact.result.clone().unwrap());
-        assert!(n.scale < cert.scale);
-        assert!(exact.note.contains("estimate of the exact least R"));
-        // Another accountant: the tilted one's certified bracket on the least R (unit
-        // sensitivity); the lattice accountant's certified R (times the sensitivity 2) is
-        // sufficient, so at least its lower end, and 1–2 % above the exact R at most
-        // (docs/figures.md, fig19; measured 0.4 % above the bracket here).
-        let b = least_radius_bracket(fam, 10, 1.0, 1e-6, 100.0, 1e-4).unwrap();
-        assert!(
-            2.0 * b.lower <= n.scale && n.scale <= 2.0 * b.upper * 1.02,
-            "R·s {} vs the tilted accountant's 2·{b:?}",
-            n.scale
-        );
-        // Beyond the lattice accountant's range (δ below its floor, k > 1e5): no reason
-        // given, the tilted accountant's certified R instead. At δ = 1e-11 the lattice
-        // accountant's estimate (composition::pld, rounding to nearest, not certified
-        // there) is an independent value: within its stated error of the row.
-        let (_, row) = rows(1.0, 1e-11, 10.0, 1.0);
-        let r = row.result.clone().expect("δ = 1e-11 row").scale;
-        assert!(row.note.contains("certified by the tilted"), "{}", row.note);
-        let ln_pdf = move |x: f64| -fam.f(x);
-        let est = exact_calibration(
-            &ln_pdf,
-            (-1.0, 1.0),
-            10,
-            1.0,
-            1e-11,
-            r,
-            &RadiusSettings::default(),
-            false,
-        )
-        .unwrap();
-        let (e, err) = (est.estimate.radius, est.estimate_error.max(1e-4));
-        assert!(
-            e * (1.0 - err) <= r && r <= e * (1.0 + err) * 1.003,
-            "δ = 1e-11: row R {r} vs the lattice estimate {e} ± {err}"
-        );
+        // The row is the solver's certified least R; the lattice accountant's estimate
+        // (composition::pld, losses rounded to nearest: an independent route, with its
+        // stated error) must lie within that error of it, at δ = 1e-6 (sensitivity 2) and
+        // at δ = 1e-11 (below the lattice accountant's certified floor, where only its
+        // estimate exists).
+        for (delta, sens) in [(1e-6, 2.0), (1e-11, 1.0)] {
+            let (cert, row) = rows(1.0, delta, 10.0, sens);
+            let (cert, n) = (cert.result.unwrap(), row.result.clone().expect("exact row"));
+            assert!(n.scale < cert.scale);
+            assert!(row.note.contains("certified by the tilted"), "{}", row.note);
+            let r = n.scale / sens;
+            let ln_pdf = move |x: f64| -fam.f(x);
+            let est = composition::pld::exact_calibration(
+                &ln_pdf,
+                (-1.0, 1.0),
+                10,
+                1.0,
+                delta,
+                r,
+                &composition::pld::RadiusSettings::default(),
+                false,
+            )
+            .unwrap();
+            let (e, err) = (est.estimate.radius, est.estimate_error.max(1e-4));
+            assert!(
+                e * (1.0 - err) <= r && r <= e * (1.0 + err) * 1.005,
+                "δ = {delta}: row R {r} vs the lattice estimate {e} ± {err}"
+            );
+        }
         // Tiny δ at a small and at a large count (one-jump split, pilot step: seconds),
         // and a large ε (over a minute before): computed, below the certified R, and the
         // least R: the accountant's ε(δ) asked directly at the row's R (no search) is at
@@ -929,14 +880,20 @@ mod tests {
             let (cert, n) = (cert.result.unwrap(), row.result.clone().unwrap());
             assert!(n.scale < cert.scale, "ε {eps} δ {delta} k {k}: {row:?}");
             assert!(row.note.contains("certified by the tilted"), "{}", row.note);
-            let law = composition::accountant::BoundedNoiseLaw::new(fam, n.scale, 1.0).unwrap();
-            let a = composition::accountant::Accountant::new(vec![(Box::new(law), k as u64)])
-                .unwrap()
-                .epsilon(delta)
-                .unwrap();
+            let eps_at = |r: f64| {
+                let law = composition::accountant::BoundedNoiseLaw::new(fam, r, 1.0).unwrap();
+                composition::accountant::Accountant::new(vec![(Box::new(law), k as u64)])
+                    .unwrap()
+                    .epsilon(delta)
+                    .unwrap()
+            };
+            // Sufficient at the row's R; not at 0.41 % less (the search's tolerance is
+            // 4e-3 between its certified ends).
+            let (a, b) = (eps_at(n.scale), eps_at(n.scale * (1.0 - 4.1e-3)));
             assert!(
-                a.upper <= eps && a.lower >= eps * (1.0 - 4e-3),
-                "ε {eps} δ {delta} k {k}: at the row's R {} the accountant's ε is {a:?}",
+                a.upper <= eps && b.lower > eps,
+                "ε {eps} δ {delta} k {k}: at the row's R {} the accountant's ε is {a:?}, \
+                 0.41 % below it {b:?}",
                 n.scale
             );
             if k == 1.0 {

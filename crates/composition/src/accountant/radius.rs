@@ -7,11 +7,11 @@
 //! - `ε_up(1/R_hi) ≤ ε` certifies that `R_hi` suffices (an upper bound on the least R);
 //! - `ε_lo(1/R_lo) > ε` certifies that `R_lo` does not (a lower bound on the least R).
 //!
-//! The search uses that ε grows about linearly in r: one bracket at a guess, then both
-//! ends predicted and verified, repeating until both are certified.
+//! The search is the general solver's ([`super::solve`], docs/accountant.md §10) on
+//! `bounded:family=…,radius=?,count=k`: R is its unknown.
 
-use super::law::BoundedNoiseLaw;
-use super::{Accountant, Work};
+use super::solve::{SolveError, Solver, Target, Template};
+use super::{Work, MAX_COUNT};
 use crate::error::{out_of_range, CompositionError, Result};
 use densities::bounded::BoundedFamily;
 
@@ -30,27 +30,10 @@ pub struct RadiusBracket {
 /// used up (`CompositionError::OutOfRange`), for callers that explain it.
 pub const BUDGET_NAME: &str = "radius search (work budget, bins transformed)";
 
-/// `[ε_lo, ε_up]` of k queries with noise radius `1/r` at δ.
-fn eps_bracket(
-    family: BoundedFamily,
-    r: f64,
-    k: u64,
-    delta: f64,
-    acc: f64,
-    work: &Work,
-) -> Result<(f64, f64)> {
-    let law = BoundedNoiseLaw::new(family, 1.0 / r, 1.0)?;
-    let a = Accountant::new(vec![(Box::new(law), k)])?
-        .with_accuracy(acc)?
-        .with_work(work.clone())
-        .epsilon(delta)?;
-    Ok((a.lower, a.upper))
-}
-
 /// Certified bracket on the least radius R such that bounded noise `R·X` answers `k`
 /// sensitivity-1 queries with (ε, δ)-DP; `start` is a guess of R (e.g. the CLT value
-/// `4.4·√(k ln(1/δ))/ε` or the certified Chernoff radius). `accuracy` is passed to the
-/// accountant; the bracket's relative width is about twice it.
+/// `4.4·√(k ln(1/δ))/ε` or the certified Chernoff radius). The bracket's relative width
+/// is at most `4·accuracy` (the solver's accuracy; it sets each accountant call's own).
 pub fn least_radius_bracket(
     family: BoundedFamily,
     k: u64,
@@ -84,111 +67,45 @@ pub fn least_radius_bracket_until(
     if !(start.is_finite() && start > 0.5) {
         return Err(out_of_range("start radius", start, "(0.5, inf)"));
     }
-    let mut evaluations = 0;
-    let mut eval = |r: f64| -> Result<(f64, f64)> {
-        if work.exhausted() {
-            return Err(out_of_range(
-                BUDGET_NAME,
-                work.done() as f64,
-                "within the work budget: the search was stopped when it was used up",
-            ));
-        }
-        evaluations += 1;
-        match eps_bracket(family, r, k, delta, accuracy, work) {
-            // δ below the (upper bound on the) mass of the +∞ loss: not certified
-            // sufficient, and not certified insufficient either; the search moves to a
-            // larger radius (ε_up = ∞ aims at half the r).
-            Err(CompositionError::Unreachable { .. }) => Ok((0.0, f64::INFINITY)),
-            other => other,
-        }
-    };
-    // r_ok: certified sufficient (ε_up ≤ ε); r_bad: certified insufficient (ε_lo > ε).
-    let (mut r_ok, mut r_bad): (Option<f64>, Option<f64>) = (None, None);
-    // The least and largest r certified neither way (ε inside their bracket).
-    let mut undecided: Option<(f64, f64)> = None;
-    let mut r = (1.0 / start).min(0.5);
-    let mut last: Option<(f64, f64)> = None; // (ln r, ln ε_mid) of the previous point
-    for _ in 0..40 {
-        let (lo, up) = eval(r)?;
-        if up <= epsilon {
-            r_ok = Some(r_ok.map_or(r, |v: f64| v.max(r)));
-        }
-        if lo > epsilon {
-            r_bad = Some(r_bad.map_or(r, |v: f64| v.min(r)));
-        }
-        if up > epsilon && lo <= epsilon {
-            undecided = Some(undecided.map_or((r, r), |(u, v)| (u.min(r), v.max(r))));
-        }
-        if let (Some(a), Some(b)) = (r_ok, r_bad) {
-            if b / a - 1.0 <= 4.0 * accuracy + 1e-9 {
-                break;
-            }
-        }
-        // Secant in log-log coordinates (ε ∝ r^slope locally; slope 1 to start).
-        let mid = (lo.max(1e-300) * up.max(1e-300)).sqrt().ln();
-        let slope = match last {
-            Some((lr, lm)) if (r.ln() - lr).abs() > 1e-12 => {
-                ((mid - lm) / (r.ln() - lr)).clamp(0.3, 3.0)
-            }
-            _ => 1.0,
-        };
-        last = Some((r.ln(), mid));
-        let aim = |eps_now: f64, factor: f64| {
-            if eps_now.is_finite() && eps_now > 0.0 {
-                (r.ln() + ((epsilon * factor).ln() - eps_now.ln()) / slope).exp()
-            } else {
-                r * 0.5
-            }
-        };
-        // Bisection in log r, on the side of the undecided stretch with the wider gap:
-        // the geometric middle itself may be undecided (the bracket of ε there contains
-        // ε), and asking it again would not move the search.
-        let bisect = |a: f64, b: f64| match undecided {
-            Some((u, v)) if u > a && v < b => {
-                if u / a >= b / v {
-                    (a * u).sqrt()
-                } else {
-                    (v * b).sqrt()
-                }
-            }
-            _ => (a * b).sqrt(),
-        };
-        r = match (r_ok, r_bad) {
-            (None, _) => aim(up, 1.0 - accuracy),
-            (Some(_), None) => aim(lo, 1.0 + accuracy),
-            // Both ends known: the secant's root r*, and the end farther from it moved to
-            // just past it, by three quarters of this bracket's width (each evaluation's
-            // bracket is about as wide): usually one evaluation per end. Bisection where
-            // the prediction falls outside the bracket.
-            (Some(a), Some(b)) => {
-                let root = aim(mid.exp(), 1.0);
-                let w = if lo > 0.0 && up.is_finite() {
-                    1.5 * (up - lo) / (up + lo)
-                } else {
-                    f64::NAN
-                };
-                let next = if root / a >= b / root {
-                    root * (1.0 - w).powf(1.0 / slope)
-                } else {
-                    root * (1.0 + w).powf(1.0 / slope)
-                };
-                if next > a && next < b && w.is_finite() {
-                    next
-                } else {
-                    bisect(a, b)
-                }
-            }
-        };
-        r = r.min(0.5);
+    if !(1..=MAX_COUNT).contains(&k) {
+        return Err(out_of_range("count", k as f64, "[1, 1e10]"));
     }
-    match (r_ok, r_bad) {
-        (Some(a), Some(b)) => Ok(RadiusBracket {
-            lower: 1.0 / b,
-            upper: 1.0 / a,
-            evaluations,
-        }),
-        _ => Err(CompositionError::Empty {
-            name: "radius bracket (search did not converge)",
-        }),
+    let fam = match family {
+        BoundedFamily::Power { alpha } => format!("family=power,alpha={alpha:?}"),
+        BoundedFamily::Exp => "family=exp".to_string(),
+    };
+    let spec = format!("bounded:{fam},radius=?,count={k}");
+    let internal = |e: SolveError| CompositionError::Empty {
+        // A template the solver refuses would be this function's bug; say where.
+        name: if matches!(e, SolveError::Input(_)) {
+            "radius search (bounded noise template)"
+        } else {
+            "radius bracket (search did not converge)"
+        },
+    };
+    let template = Template::parse(&[spec]).map_err(internal)?;
+    let solver = Solver::new(template, vec![Target::Privacy { epsilon, delta }])
+        .map_err(internal)?
+        // The old search stopped at a gap of 4× the accountant's accuracy.
+        .with_accuracy((4.0 * accuracy).clamp(1e-6, 0.5))
+        .map_err(internal)?
+        .with_work(work.clone())
+        .with_start(start);
+    match solver.solve() {
+        Ok(s) => match s.fails {
+            Some(f) => Ok(RadiusBracket {
+                lower: f,
+                upper: s.meets,
+                evaluations: s.evaluations,
+            }),
+            None => Err(internal(SolveError::Unsettled(String::new()))),
+        },
+        Err(SolveError::Interrupted) => Err(CompositionError::Interrupted),
+        Err(SolveError::Unsettled(_)) if work.exhausted() => Err(out_of_range(
+            BUDGET_NAME,
+            work.done() as f64,
+            "within the work budget: the search was stopped when it was used up",
+        )),
+        Err(e) => Err(internal(e)),
     }
 }

@@ -365,6 +365,7 @@ pub struct Solver {
     targets: Vec<Target>,
     accuracy: f64,
     work: Work,
+    start: Option<f64>,
 }
 
 /// Where one evaluation stands against the targets.
@@ -402,6 +403,7 @@ impl Solver {
             targets,
             accuracy: DEFAULT_ACCURACY,
             work: Work::default(),
+            start: None,
         })
     }
 
@@ -421,6 +423,14 @@ impl Solver {
     /// its cancellation interrupts it).
     pub fn with_work(mut self, work: Work) -> Self {
         self.work = work;
+        self
+    }
+
+    /// The same search started at `v` (a guess of the answer, e.g. a closed-form or
+    /// certified bound; clamped into the unknown's range). Without it the search starts at
+    /// a value typical of the key (σ = 1, q = 0.01, count = 100, radius = 100, …).
+    pub fn with_start(mut self, v: f64) -> Self {
+        self.start = (v.is_finite() && v > 0.0).then_some(v);
         self
     }
 
@@ -582,12 +592,12 @@ impl Solver {
         // Slope of the margin in x: ε ∝ σ^{-1}, ∝ count^{1/2}, ∝ q, ... to start.
         let mut k = -d * if integer { 0.5 } else { 1.0 };
         let tol = self.accuracy.ln_1p();
-        let start: f64 = match self.template.key.as_str() {
+        let start: f64 = self.start.unwrap_or(match self.template.key.as_str() {
             "count" => 100.0,
             "q" => 0.01,
             "radius" => 100.0,
             _ => 1.0,
-        };
+        });
         let mut x = snap(start.clamp(lo, hi).ln(), false);
         let mut acc = COARSE_ACCURACY.max(self.accuracy.min(0.5));
         // Best certified ends so far (in x), and the evaluations with their accuracies.

@@ -219,7 +219,7 @@ pub(crate) fn run(
 /// `epsilon` and `delta` ((epsilon, delta)-DP), and/or `max_tpr` and `at_fpr` (no
 /// membership test has power above max_tpr at false-positive rate at_fpr); every target
 /// given must hold. Returns a Solution: `meets` certified to meet them, `fails` certified
-/// to fail, |meets/fails - 1| <= accuracy (in [1e-6, 0.5], default 1e-4; for count,
+/// to fail, |meets/fails - 1| <= accuracy (in [1e-5, 0.5], default 1e-4; for count,
 /// fails = meets + 1). `max_work` is the work budget in bins transformed (default 6e9,
 /// in [1e6, 1e14]), as `--max-work`. Ctrl-C interrupts.
 #[pyfunction]

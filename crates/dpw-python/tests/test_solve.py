@@ -135,7 +135,7 @@ def test_gaussian_sigma_brackets_the_analytic_sigma(eps, delta, sens):
 def test_accuracy_is_the_requested_one():
     exact = analytic_sigma(1.0, 1e-5)
     coarse = dpw.solve("gaussian:sigma=?", epsilon=1.0, delta=1e-5, accuracy=1e-2)
-    # (1e-5, not the finest 1e-6, which takes over a minute even on one Gaussian.)
+    # (1e-5, the finest the solver allows.)
     fine = dpw.solve("gaussian:sigma=?", epsilon=1.0, delta=1e-5, accuracy=1e-5)
     assert_brackets(coarse, exact, accuracy=1e-2)
     assert_brackets(fine, exact, accuracy=1e-5)

@@ -137,7 +137,7 @@ pub enum Command {
         /// The attack's false-positive rate A in (0, 1) (with --max-tpr).
         #[arg(long, value_name = "A", allow_negative_numbers = true)]
         at_fpr: Option<f64>,
-        /// Relative accuracy |meets/fails − 1| to reach, in [1e-6, 0.5] (default 1e-4).
+        /// Relative accuracy |meets/fails − 1| to reach, in [1e-5, 0.5] (default 1e-4).
         #[arg(long, value_name = "REL", allow_negative_numbers = true)]
         accuracy: Option<f64>,
         /// Work budget of the whole search in bins transformed (default 6e9; at most

@@ -111,7 +111,7 @@ impl SolveRequest {
             solver = solver.with_accuracy(a).map_err(|_| {
                 (
                     "--accuracy".into(),
-                    format!("must be in [1e-6, 0.5], got {a}"),
+                    format!("must be in [1e-5, 0.5], got {a}"),
                 )
             })?;
         }

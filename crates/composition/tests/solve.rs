@@ -341,3 +341,28 @@ fn bad_requests_are_one_line_errors_naming_the_key() {
     let r = Solver::new(t, p()).unwrap().with_work(w).solve();
     assert_eq!(r, Err(SolveError::Interrupted));
 }
+
+#[test]
+fn subsampled_attack_risk_meets_and_fails_by_the_definition() {
+    // The trade-off bracket re-asked at both ends (min over the two directions): at
+    // `meets` no test has power above the TPR at the FPR; at `fails` some test does.
+    let (tpr, fpr) = (0.05, 1e-3);
+    let specs = ["subsampled-gaussian:sigma=?,q=0.01,count=1000"];
+    let t = Template::parse(&specs).unwrap();
+    let target = vec![Target::AttackRisk {
+        max_tpr: tpr,
+        at_fpr: fpr,
+    }];
+    let s = solve(&specs, target, 1e-3);
+    let beta = |v: f64| {
+        accountant(&t.instantiate(v).unwrap())
+            .unwrap()
+            .with_accuracy(1e-5)
+            .unwrap()
+            .tradeoff(&[fpr])
+            .unwrap()[0]
+    };
+    assert!(beta(s.meets).lower >= 1.0 - tpr, "{s:?}");
+    assert!(beta(s.fails.unwrap()).upper < 1.0 - tpr, "{s:?}");
+    assert!(s.meets / s.fails.unwrap() - 1.0 <= 1e-3 * (1.0 + 1e-9));
+}

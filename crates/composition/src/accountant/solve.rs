@@ -630,6 +630,7 @@ impl Solver {
                 break;
             }
             let v = value(x);
+            let used = acc;
             evaluations += 1;
             let e = match self.evaluate(v, acc) {
                 Ok(e) => e,
@@ -710,7 +711,7 @@ impl Solver {
                     r = 0.5 * (a + b);
                 }
             }
-            let next;
+            let mut next;
             match (x_m, x_f) {
                 (Some(m), Some(f)) => {
                     // Move the end farther from the root to just past it.
@@ -794,9 +795,16 @@ impl Solver {
                     }
                 }
             }
-            // Undecided: the root is within the bracket here; ask finer next time.
+            // Undecided: the root is within the bracket here; ask finer next time. A
+            // bracket too wide to give a margin at all (a coarse trade-off curve): ask
+            // again here, ten times finer.
             if e.status == Status::Undecided {
-                acc = (acc * 0.25).max(MIN_EVAL_ACCURACY);
+                if !(e.margin.is_finite() && e.half.is_finite()) && used > MIN_EVAL_ACCURACY {
+                    next = x;
+                    acc = (used * 0.1).max(MIN_EVAL_ACCURACY);
+                } else {
+                    acc = acc.min(used * 0.25).max(MIN_EVAL_ACCURACY);
+                }
             }
             // Newton steps are at most a factor e^3 towards the safe side while an end is
             // missing, and e towards the unsafe one (where ε grows fast, and evaluations

@@ -80,5 +80,38 @@ fn rows(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, rows);
+/// The solver's questions of issue 30 (docs/accountant.md §10): σ for q = 1e-3, T = 1e5,
+/// δ = 1e-6 at ε ∈ {0.01, 1, 8}, and the exact count for σ = 1, q = 0.01, ε = 8,
+/// δ = 1e-5, at the default accuracy (1e-4). `scripts/compare_solve.py` times the same
+/// questions through `dpw solve` beside dp_accounting's calibration.
+pub const SOLVE_ROWS: [(&str, f64, f64); 4] = [
+    (
+        "subsampled-gaussian:sigma=?,q=1e-3,count=100000",
+        0.01,
+        1e-6,
+    ),
+    ("subsampled-gaussian:sigma=?,q=1e-3,count=100000", 1.0, 1e-6),
+    ("subsampled-gaussian:sigma=?,q=1e-3,count=100000", 8.0, 1e-6),
+    ("subsampled-gaussian:sigma=1,q=0.01,count=?", 8.0, 1e-5),
+];
+
+fn solve_rows(c: &mut Criterion) {
+    use composition::accountant::{Solver, Target, Template};
+    let mut g = c.benchmark_group("solve");
+    g.sample_size(10);
+    for (spec, epsilon, delta) in SOLVE_ROWS {
+        g.bench_function(format!("{spec} eps={epsilon} delta={delta:e}"), |b| {
+            b.iter(|| {
+                let t = Template::parse(&[spec]).unwrap();
+                Solver::new(t, vec![Target::Privacy { epsilon, delta }])
+                    .unwrap()
+                    .solve()
+                    .unwrap()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, rows, solve_rows);
 criterion_main!(benches);

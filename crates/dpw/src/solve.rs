@@ -158,6 +158,7 @@ impl SolveRequest {
                 SolveError::Input(m) => ("--mechanism".to_string(), m),
                 SolveError::Unmeetable(m) => ("target".to_string(), m),
                 SolveError::Unsettled(m) => ("--max-work".to_string(), m),
+                SolveError::Unresolved(m) => ("--mechanism".to_string(), m),
                 SolveError::Interrupted => ("solve".to_string(), "interrupted".to_string()),
             })?;
         Ok(SolveResult {

@@ -1,6 +1,7 @@
 //! Hostile-input property test (issue 15): every checked-in manifest mutated through
 //! `--set` (extreme numbers, NaN/inf, subnormals, huge grids, empty arrays, wrong types),
-//! `dpw calibrate` with mutated arguments and `dpw account` with mutated mechanism specs. For every case the binary must
+//! `dpw calibrate` with mutated arguments, `dpw account` with mutated mechanism specs and
+//! `dpw solve` with mutated specs, unknowns and targets. For every case the binary must
 //!
 //! - exit 0 or 2 (never a panic, 101, an abort or a signal, never 1 for an input that
 //!   validation let through),
@@ -541,12 +542,68 @@ fn account_case(rng: &mut impl Rng) -> (Vec<String>, bool) {
     (line, format == "json")
 }
 
+/// A `dpw solve` command line: an account case's specs with one value (now and then none,
+/// two, or a key the kind lacks) written `?`, and an (ε, δ) or attack-risk target, mostly
+/// well-formed; a small work budget keeps each case to seconds.
+fn solve_case(rng: &mut impl Rng) -> (Vec<String>, bool) {
+    let mut line = vec!["solve".to_string()];
+    let n = rng.gen_range(1..=2);
+    let marks = if rng.gen_bool(0.9) {
+        1
+    } else {
+        rng.gen_range(0..=2)
+    };
+    for i in 0..n {
+        let mut spec = spec_string(rng);
+        if i < marks {
+            // Replace one value by `?` (or add an unknown key now and then).
+            let eqs: Vec<usize> = spec.match_indices('=').map(|(j, _)| j).collect();
+            if rng.gen_bool(0.9) && !eqs.is_empty() {
+                let at = *eqs.choose(rng).expect("an =");
+                let end = spec[at..].find(',').map_or(spec.len(), |e| at + e);
+                spec.replace_range(at + 1..end, "?");
+            } else {
+                spec.push_str(&format!(",{}=?", pick(rng, &["count", "q", "alpha", "x"])));
+            }
+        }
+        line.push("--mechanism".into());
+        line.push(spec);
+    }
+    let bad_small = ["0", "1", "nan", "-1", "1e-320", "2"];
+    if rng.gen_bool(0.75) {
+        let e = ["1e-3", "0.1", "1", "8", "100"];
+        let d = ["1e-300", "1e-60", "1e-10", "1e-6", "0.5"];
+        line.push(format!("--epsilon={}", mix(rng, &e, &bad_small)));
+        line.push(format!("--delta={}", mix(rng, &d, &bad_small)));
+    }
+    if rng.gen_bool(0.35) {
+        line.push(format!(
+            "--max-tpr={}",
+            mix(rng, &["0.01", "0.05", "0.5"], &bad_small)
+        ));
+        line.push(format!(
+            "--at-fpr={}",
+            mix(rng, &["1e-3", "1e-6", "0.01"], &bad_small)
+        ));
+    }
+    if rng.gen_bool(0.3) {
+        let acc = mix(rng, &["1e-2", "1e-3", "1e-4"], &["1e-8", "0", "2", "nan"]);
+        line.push(format!("--accuracy={acc}"));
+    }
+    line.push(format!("--max-work={}", pick(rng, &["1e7", "1e8"])));
+    let format = *["table", "csv", "json"].choose(rng).expect("formats");
+    line.push(format!("--format={format}"));
+    (line, format == "json")
+}
+
 #[test]
 fn hostile_manifests_and_calibrate_arguments_exit_0_or_2_cleanly() {
     let cases: usize = env_or("DPW_FUZZ_CASES", 150);
     let seed: u64 = env_or("DPW_FUZZ_SEED", 15);
     // `DPW_FUZZ_ONLY=account`: every case a `dpw account` line (a deeper look at it).
     let only_account = std::env::var("DPW_FUZZ_ONLY").is_ok_and(|v| v == "account");
+    // `DPW_FUZZ_ONLY=solve`: every case a `dpw solve` line.
+    let only_solve = std::env::var("DPW_FUZZ_ONLY").is_ok_and(|v| v == "solve");
     let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
     let root = root();
     let mut manifests: Vec<PathBuf> = fs::read_dir(root.join("experiments"))
@@ -578,7 +635,10 @@ fn hostile_manifests_and_calibrate_arguments_exit_0_or_2_cleanly() {
     for case in 0..cases {
         let scratch = tempfile::tempdir().expect("tempdir");
         let out_dir = scratch.path().join("out");
-        let (args, calibrate, json) = if only_account || rng.gen_bool(0.25) {
+        let (args, calibrate, json) = if only_solve {
+            let (a, j) = solve_case(&mut rng);
+            (a, true, j)
+        } else if only_account || rng.gen_bool(0.25) {
             if only_account {
                 let (a, j) = account_case(&mut rng);
                 (a, true, j)
@@ -589,6 +649,10 @@ fn hostile_manifests_and_calibrate_arguments_exit_0_or_2_cleanly() {
         } else if rng.gen_bool(0.12) {
             // `dpw account` is judged as `calibrate` is: it prints, it writes no files.
             let (a, j) = account_case(&mut rng);
+            (a, true, j)
+        } else if rng.gen_bool(0.08) {
+            // So is `dpw solve`.
+            let (a, j) = solve_case(&mut rng);
             (a, true, j)
         } else {
             let (id, doc, nodes) = parsed.choose(&mut rng).expect("manifests");

@@ -127,6 +127,9 @@ pub enum SolveError {
     /// The work budget or the evaluation limit ended the search before both ends were
     /// certified.
     Unsettled(String),
+    /// The accountant could not evaluate the composition at the values the search needed
+    /// (one of its own limits: bin budget, loss range).
+    Unresolved(String),
     /// The computation was cancelled ([`Work::cancel`]).
     Interrupted,
 }
@@ -134,9 +137,10 @@ pub enum SolveError {
 impl fmt::Display for SolveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SolveError::Input(s) | SolveError::Unmeetable(s) | SolveError::Unsettled(s) => {
-                f.write_str(s)
-            }
+            SolveError::Input(s)
+            | SolveError::Unmeetable(s)
+            | SolveError::Unsettled(s)
+            | SolveError::Unresolved(s) => f.write_str(s),
             SolveError::Interrupted => f.write_str("interrupted"),
         }
     }
@@ -452,11 +456,21 @@ impl Solver {
 
     /// One certified evaluation at `v` with the accountant's accuracy `acc`.
     fn evaluate(&self, v: f64, acc: f64) -> Result<Eval, SolveError> {
+        let specs = self.template.instantiate(v)?;
+        self.evaluate_specs(&specs, acc, v)
+    }
+
+    /// One certified evaluation of `specs` (the unknown at `v`, for messages).
+    fn evaluate_specs(
+        &self,
+        specs: &[MechanismSpec],
+        acc: f64,
+        v: f64,
+    ) -> Result<Eval, SolveError> {
         if self.work.cancelled() {
             return Err(SolveError::Interrupted);
         }
-        let specs = self.template.instantiate(v)?;
-        let comp = accountant(&specs)
+        let comp = accountant(specs)
             .map_err(|e| SolveError::Input(e.0))?
             .with_work(self.work.clone())
             .with_accuracy(acc.clamp(MIN_EVAL_ACCURACY, 0.5))
@@ -559,7 +573,7 @@ impl Solver {
     fn accountant_error(&self, e: CompositionError, v: f64) -> SolveError {
         match e {
             CompositionError::Interrupted => SolveError::Interrupted,
-            other => SolveError::Unsettled(format!(
+            other => SolveError::Unresolved(format!(
                 "the accountant could not evaluate {} = {} ({other})",
                 self.template.key,
                 self.template.text(v)
@@ -567,9 +581,45 @@ impl Solver {
         }
     }
 
+    /// Whether the mechanisms without the unknown already fail a target: composing more
+    /// cannot lower δ(ε) (nor raise the trade-off curve), so then no value meets it.
+    fn others_fail(&self) -> Result<bool, SolveError> {
+        let specs = self.template.specs();
+        if specs.len() < 2 || self.work.cancelled() {
+            return Ok(false);
+        }
+        let others: Vec<MechanismSpec> = specs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != self.template.index)
+            .map(|(_, t)| t.parse::<MechanismSpec>())
+            .collect::<Result<_, _>>()
+            .map_err(|e| SolveError::Input(e.0))?;
+        let fixed = Self {
+            template: self.template.clone(),
+            targets: self.targets.clone(),
+            accuracy: self.accuracy,
+            work: self.work.clone(),
+            start: None,
+        };
+        match fixed.evaluate_specs(&others, COARSE_ACCURACY, 1.0) {
+            Ok(e) => Ok(e.status == Status::Fails),
+            Err(SolveError::Interrupted) => Err(SolveError::Interrupted),
+            // Not evaluable alone: the search will say what it finds.
+            Err(_) => Ok(false),
+        }
+    }
+
     /// The certified pair (docs/accountant.md §10).
     pub fn solve(&self) -> Result<Solution, SolveError> {
         let (lo, hi) = self.template.domain()?;
+        if self.others_fail()? {
+            return Err(SolveError::Unmeetable(format!(
+                "no {} meets {}: the other mechanisms alone already fail it (certified)",
+                self.template.key,
+                self.describe_targets()
+            )));
+        }
         let integer = self.template.integer();
         // d = +1: the meeting side is the larger x.
         let d = if self.template.larger_is_safer() {
@@ -637,15 +687,18 @@ impl Solver {
                 // The accountant could not resolve this value (e.g. ε in the hundreds
                 // after a long Newton step): back off halfway to the last evaluated value
                 // (or towards the safe side), a few times at most.
-                Err(SolveError::Unsettled(m)) if failures < 6 => {
+                Err(SolveError::Unresolved(m)) if failures < 3 => {
                     failures += 1;
+                    if std::env::var_os("DPW_SOLVE_TRACE").is_some() {
+                        eprintln!("solve: {} = {v:e}: {m}", self.template.key);
+                    }
                     let back = match pts.last() {
                         Some(&(xp, _)) => 0.5 * (x + xp),
                         None => x + d * 2f64.ln(),
                     };
                     let nx = snap(back, d > 0.0);
                     if nx == x {
-                        return Err(SolveError::Unsettled(m));
+                        return Err(SolveError::Unresolved(m));
                     }
                     x = nx;
                     continue;
@@ -763,6 +816,15 @@ impl Solver {
                         x + d * (4.0 * tol).max(1.5 * u.min(1.0))
                     };
                     next = snap(aim, d > 0.0);
+                    // The first value fails by far (the root more than e^6 away): ask the
+                    // safe end of the range at once, which either settles that no value
+                    // meets the target or brackets the search (a target no value meets
+                    // otherwise costs one evaluation a factor e^3 on the way).
+                    let safe_edge = if d > 0.0 { x_hi } else { x_lo };
+                    if evaluations == 1 && d * (aim - x) > 6.0 && x != safe_edge {
+                        x = safe_edge;
+                        continue;
+                    }
                     if next == x {
                         // At the safe end of the range and not met: refine while the
                         // bracket straddles the target, else no value meets it.

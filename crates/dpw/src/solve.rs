@@ -295,25 +295,25 @@ pub fn render_table(req: &SolveRequest, r: &SolveResult) -> String {
             out.push_str(&format!(
                 "  {key} = {f} is certified to fail it: the certified lower bound breaks it\n"
             ));
-            let gap = if int {
-                format!("the least {} certified is exact", key)
+            let gap = if int && s.accuracy_met {
+                "exact: no integer lies between them".to_string()
             } else {
                 format!(
                     "the exact threshold lies between them (relative gap {:.1e})",
                     (s.meets / s.fails.unwrap_or(s.meets) - 1.0).abs()
                 )
             };
-            let gap = if int && !s.accuracy_met {
-                "the exact threshold lies between them (not separated within the budget)"
-                    .to_string()
-            } else {
-                gap
-            };
             out.push_str(&format!("  {gap}\n"));
         }
         None => out.push_str(&format!(
             "  every {key} in the range the mechanism accepts meets the target\n"
         )),
+    }
+    if !s.accuracy_met {
+        out.push_str(
+            "  (the accuracy asked was not reached within the work budget, --max-work, or the \
+             evaluation limit: both values above are still certified)\n",
+        );
     }
     out.push_str(&format!(
         "  {} accountant evaluations; {:.3} s\n",

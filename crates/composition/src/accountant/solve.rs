@@ -773,13 +773,23 @@ impl Solver {
                     } else {
                         0.45 * tol
                     };
-                    let off = least.max(1.5 * u.min((m - f).abs()));
-                    let off = if off.is_finite() {
-                        off
-                    } else {
-                        0.25 * (m - f).abs()
-                    };
-                    let (cand, other) = if (m - r).abs() >= (f - r).abs() {
+                    let mut off = least.max(1.5 * u.min((m - f).abs()));
+                    if !off.is_finite() {
+                        off = 0.25 * (m - f).abs();
+                    }
+                    let moving_meets = (m - r).abs() >= (f - r).abs();
+                    // When the end that stays is near enough, the offset that closes the
+                    // gap in this one evaluation (the farthest that does: the cheapest to
+                    // decide), if the root's uncertainty allows it: one evaluation fewer
+                    // than a candidate at 0.45 of the tolerance that leaves the gap open.
+                    if !integer {
+                        let stays = if moving_meets { f } else { m };
+                        let closing = 0.98 * tol - (stays - r).abs();
+                        if closing >= 1.5 * u && closing.is_finite() {
+                            off = closing;
+                        }
+                    }
+                    let (cand, other) = if moving_meets {
                         (snap(r + d * off, d > 0.0), m)
                     } else {
                         (snap(r - d * off, d < 0.0), f)
@@ -816,12 +826,13 @@ impl Solver {
                         x + d * (4.0 * tol).max(1.5 * u.min(1.0))
                     };
                     next = snap(aim, d > 0.0);
-                    // The first value fails by far (the root more than e^6 away): ask the
-                    // safe end of the range at once, which either settles that no value
-                    // meets the target or brackets the search (a target no value meets
-                    // otherwise costs one evaluation a factor e^3 on the way).
+                    // The first value fails by far (the linear root more than e^9 away):
+                    // ask the safe end of the range at once, which either settles that no
+                    // value meets the target or brackets the search (a target no value
+                    // meets otherwise costs one evaluation a factor e^3 on the way; the
+                    // safe end itself can be costly, hence only this far).
                     let safe_edge = if d > 0.0 { x_hi } else { x_lo };
-                    if evaluations == 1 && d * (aim - x) > 6.0 && x != safe_edge {
+                    if evaluations == 1 && d * (r - x) > 9.0 && x != safe_edge {
                         x = safe_edge;
                         continue;
                     }

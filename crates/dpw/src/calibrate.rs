@@ -888,7 +888,7 @@ mod tests {
                     .unwrap()
             };
             // Sufficient at the row's R; not at 0.41 % less (the search's tolerance is
-            // 4e-3 between its certified ends).
+            // 3e-3 between its certified ends).
             let (a, b) = (eps_at(n.scale), eps_at(n.scale * (1.0 - 4.1e-3)));
             assert!(
                 a.upper <= eps && b.lower > eps,

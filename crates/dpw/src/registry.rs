@@ -38,6 +38,7 @@ pub const KINDS: &[Kind] = &[
     experiments::privacy_curve::KIND,
     experiments::tradeoff_curve::KIND,
     experiments::calibration_curve::KIND,
+    experiments::solve_curve::KIND,
 ];
 
 /// The kind registered under `name`.

@@ -17,6 +17,7 @@ pub mod mean_estimation;
 pub mod noise_densities;
 pub mod noise_ratio;
 pub mod privacy_curve;
+pub mod solve_curve;
 pub mod topk_counts;
 pub mod tradeoff_curve;
 pub mod tradeoff_curves;

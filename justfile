@@ -127,6 +127,10 @@ fig21:
 fig22:
     cargo run --release -- run experiments/fig22.toml
 
+# DP-SGD: the noise multiplier needed after T steps, certified, beside the RDP accountant's.
+fig23:
+    cargo run --release -- run experiments/fig23.toml
+
 # Hostile-input property test, long run (the test command runs 150 cases, CI's long step 2000;
 # DPW_FUZZ_SEED picks another sample).
 fuzz cases="2000":

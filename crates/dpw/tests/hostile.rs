@@ -201,6 +201,12 @@ fn light(id: &str, nodes: &[Node], doc: &toml::Value) -> Vec<String> {
     match id {
         "fig11" => sets.push("params.samples=20000".into()),
         "fig22" => sets.push("params.grid={ logspace = [1e2, 1e3], n = 2, integer = true }".into()),
+        // fig23's solves take a second or two each at q = 1e-3: two short T, a coarse
+        // accuracy.
+        "fig23" => {
+            sets.push("params.grid=[100, 1000]".into());
+            sets.push("params.accuracy=1e-2".into());
+        }
         // fig21's exact bounded-noise searches take seconds an accountant call: small k,
         // and that family at its classical calibration only.
         "fig21" => {

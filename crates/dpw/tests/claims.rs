@@ -1688,7 +1688,10 @@ fn fig19b_bracket_is_below_certified_and_holds_fig19s_estimates() {
                 // docs: at both points at most 6e-5 (relative) above the bracket (its own
                 // stated error is larger), and not below it.
                 let above = r / hi - 1.0;
-                assert!(r >= lo && above <= 6e-5, "k = {kk}: {above:e} above [{lo}, {hi}]");
+                assert!(
+                    r >= lo && above <= 6e-5,
+                    "k = {kk}: {above:e} above [{lo}, {hi}]"
+                );
                 shared += 1;
             }
         }

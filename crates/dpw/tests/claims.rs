@@ -1599,18 +1599,18 @@ fn fig19b_bracket_is_below_certified_and_holds_fig19s_estimates() {
     let b_up = series(&t, "b", "pessimistic");
     let gaps: Vec<f64> = b.iter().map(|r| r.extra[gap]).collect();
     assert!(gaps.windows(2).all(|w| w[1] < w[0]), "{gaps:?}");
-    let (lo0, hi0) = lo_hi(&b[0], &b_up[0]);
-    let (lo7, hi7) = lo_hi(&b[7], &b_up[7]);
+    let (lo0, hi0) = lo_hi(b[0], b_up[0]);
+    let (lo7, hi7) = lo_hi(b[7], b_up[7]);
     assert!(
-        gap_holds(&b[0], lo0, hi0, 64.0, 0.5) && gap_holds(&b[7], lo7, hi7, 0.4, 0.05),
+        gap_holds(b[0], lo0, hi0, 64.0, 0.5) && gap_holds(b[7], lo7, hi7, 0.4, 0.05),
         "{gaps:?}"
     );
     // 8.3 % at δ = 1e-10: at k = 1e6, ε = 0.1 (panel c) and for every k ≥ 1e4 (panel a).
     let c = series(&t, "c", "exact");
     let c_up = series(&t, "c", "pessimistic");
     let i = c.iter().position(|r| r.extra[eps] == 0.1).unwrap();
-    let (lo, hi) = lo_hi(&c[i], &c_up[i]);
-    assert!(gap_holds(&c[i], lo, hi, 8.3, 0.05), "{}", c[i].extra[gap]);
+    let (lo, hi) = lo_hi(c[i], c_up[i]);
+    assert!(gap_holds(c[i], lo, hi, 8.3, 0.05), "{}", c[i].extra[gap]);
     let a_up = series(&t, "a", "pessimistic");
     for (r, u) in series(&t, "a", "exact").iter().zip(&a_up) {
         if r.extra[k] >= 1e4 {

@@ -17,7 +17,8 @@
 //! target's ratio, at the bracket's midpoint) with a slope learnt from the evaluations,
 //! then, with both ends known, the end farther from the root estimate is moved to just
 //! past it, evaluated at an accuracy matched to that distance (the radius search of §7,
-//! generalised).
+//! generalised). `DPW_SOLVE_TRACE=1` prints each evaluation to stderr (a debugging aid;
+//! no answer depends on it).
 
 use super::spec::{accountant, MechanismSpec};
 use super::Work;
@@ -218,7 +219,7 @@ impl Template {
                 SOLVABLE_KEYS.join(", ")
             )));
         }
-        let t = Self {
+        Ok(Self {
             specs: specs
                 .iter()
                 .map(|s| s.as_ref().trim().to_string())
@@ -226,8 +227,7 @@ impl Template {
             index,
             key,
             kind,
-        };
-        Ok(t)
+        })
     }
 
     /// The key of the unknown (`sigma`, `count`, ...).
@@ -355,8 +355,8 @@ impl Template {
 pub struct Solution {
     /// The unknown's key.
     pub parameter: String,
-    /// A value certified to meet every target (`None` when no value in range was
-    /// certified to meet, which [`Solver::solve`] reports as an error instead).
+    /// A value certified to meet every target (when no value in range is,
+    /// [`Solver::solve`] returns an error instead).
     pub meets: f64,
     /// A value certified to fail some target; `None` when every value in the unknown's
     /// range meets them (e.g. `q = 1`).

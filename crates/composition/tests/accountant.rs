@@ -1162,6 +1162,41 @@ fn single_bounded_use_at_tiny_delta_matches_quadrature() {
     }
 }
 
+/// A refinement that no longer narrows the bracket stops (docs/accountant.md §6): one use
+/// of bounded noise at R = 6.58, δ = 1e-6, where ε ≈ 600 and the bracket [538, 715] is
+/// set by the mass above the law's cut range (charged to `+∞`), not by the step. It used
+/// to refine from a step of 0.03 to 5e-4 (20 s, 1.2 GB) for the same bracket; now it stops
+/// after the first finer step that does not narrow it, saying that the accuracy was not
+/// met. Its work is at most 1.5e7 bins (1.0e7 now; 2.8e7 with the refinement that did not
+/// pay), and the bracket still holds the quadrature's ε. Fails on a loop that refines regardless, and on
+/// a stop that reports the accuracy as met.
+#[test]
+fn refinement_stops_when_a_finer_step_no_longer_narrows() {
+    let fam = densities::bounded::BoundedFamily::power(2.0).unwrap();
+    let law = BoundedNoiseLaw::new(fam, 6.58, 1.0).unwrap();
+    let work = composition::accountant::Work::new(None);
+    let acc = Accountant::new(vec![(Box::new(law), 1)])
+        .unwrap()
+        .with_accuracy(1e-2)
+        .unwrap()
+        .with_work(work.clone());
+    let e = acc.epsilon(1e-6).unwrap();
+    assert!(!e.accuracy_met, "{e:?}");
+    assert!((e.upper - e.lower) / e.upper > 0.1, "{e:?}");
+    assert!(work.done() <= 1.5e7 as u64, "work {}", work.done());
+    let lnd = 1e-6f64.ln();
+    let (at_lo, at_hi) = (
+        bounded_single_ln_delta(6.58, e.lower),
+        bounded_single_ln_delta(6.58, e.upper),
+    );
+    assert!(
+        at_lo >= lnd - 1e-6 && at_hi <= lnd + 1e-6,
+        "quadrature ln δ {at_lo} at ε {} and {at_hi} at ε {} vs {lnd}",
+        e.lower,
+        e.upper
+    );
+}
+
 /// δ(ε) questions where δ is tiny and bounded noise is far in its tail (the one-jump
 /// regime). One use: the bracket of `ln δ` holds the quadrature. Ten thousand uses at
 /// R = 85000, where the old refinement stopped at [9.6e-127, 5.4e-95] (no pilot step, a

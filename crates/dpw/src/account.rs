@@ -409,7 +409,7 @@ pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
     } else if r.budget_hit {
         " (the requested accuracy was not reached within the work budget, --max-work: the bracket is still certified)"
     } else {
-        " (the requested accuracy was not reached within the bin budget: the bracket is still certified)"
+        " (the requested accuracy was not reached: a finer grid no longer narrowed the bracket, or would exceed the bin budget; the bracket is still certified)"
     };
     let step = if a.step.is_finite() {
         format!("; grid step {:.3e}", a.step)

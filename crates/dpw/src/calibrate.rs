@@ -50,6 +50,9 @@ pub struct Request {
     /// The bounded-noise density (docs/maths.md §1.4); `power(2)` unless
     /// [`Request::with_density`] says otherwise.
     pub density: BoundedFamily,
+    /// Whether the exact bounded row is searched (the one row that runs the certified
+    /// accountant, seconds to minutes); [`Request::without_exact_row`] turns it off.
+    pub exact_row: bool,
 }
 
 impl Request {
@@ -90,7 +93,24 @@ impl Request {
             sensitivity,
             beta,
             density: BoundedFamily::Power { alpha: 2.0 },
+            exact_row: true,
         })
+    }
+
+    /// The same request without the exact bounded row's search (`dpw calibrate
+    /// --no-exact`): that row is then a dash saying so, and every other row is unchanged.
+    ///
+    /// ```
+    /// use dpw::calibrate::{calibrate, Request};
+    /// let rows = calibrate(&Request::new(1.0, 1e-6, 1.0, 1.0, 0.05).unwrap().without_exact_row());
+    /// let exact = rows.iter().find(|r| r.mechanism.ends_with("exact R")).unwrap();
+    /// assert!(exact.result.as_ref().unwrap_err().contains("--no-exact"));
+    /// ```
+    pub fn without_exact_row(self) -> Self {
+        Self {
+            exact_row: false,
+            ..self
+        }
     }
 
     /// The same request with the bounded-noise density given as `power:ALPHA` (ALPHA > 0)
@@ -278,6 +298,10 @@ pub fn calibrate(req: &Request) -> Vec<Row> {
     });
     let cert = bounded_certified(req);
     let (exact, exact_note) = match &cert {
+        Ok(_) if !req.exact_row => (
+            Err("not computed: skipped (--no-exact)".to_string()),
+            String::new(),
+        ),
         Ok((_, r)) => bounded_exact(req, *r),
         Err(e) => (Err(e.clone()), String::new()),
     };

@@ -192,6 +192,11 @@ pub enum Command {
         /// Bounded-noise density: power:ALPHA (∝ exp(−(1 − x²)^−ALPHA)) or exp.
         #[arg(long, value_name = "F", default_value = "power:2")]
         density: String,
+        /// Skip the exact bounded row (its search by the certified accountant takes
+        /// seconds, up to minutes for very many queries at tiny δ); every other row is
+        /// unchanged.
+        #[arg(long)]
+        no_exact: bool,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
@@ -296,10 +301,12 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
             sensitivity,
             beta,
             density,
+            no_exact,
             format,
         } => {
             let req = Request::new(epsilon, delta, queries, sensitivity, beta)
                 .and_then(|r| r.with_density(&density))
+                .map(|r| if no_exact { r.without_exact_row() } else { r })
                 .map_err(|message| DpwError::Input {
                     file: "calibrate".into(),
                     key: message.split(':').next().unwrap_or("").to_string(),

@@ -358,7 +358,7 @@ impl Accountant {
                     ..a
                 });
             }
-            if hi <= ln_below || self.work.exhausted() {
+            if hi <= ln_below || self.work.exhausted() || steps.stalled(width) {
                 return Ok(a);
             }
             last = Some(a);
@@ -426,7 +426,7 @@ impl Accountant {
                 step: steps.d,
                 accuracy_met: met,
             };
-            if met || hi <= below || self.work.exhausted() {
+            if met || hi <= below || self.work.exhausted() || steps.stalled(width) {
                 return Ok(a);
             }
             last = Some(a);

@@ -1,6 +1,6 @@
 # Shortcuts for dpw (optional: `cargo install just`). Each recipe is one cargo command.
 
-# Run the test suite (the README's test command; about 3 minutes once built).
+# Run the test suite (the README's test command; about 2.5 minutes once built).
 test:
     cargo test --workspace --release
 

@@ -16,28 +16,32 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 type Plan = Arc<dyn Fft<f64>>;
 
-fn cache() -> &'static Mutex<HashMap<usize, (Plan, Plan)>> {
-    static CACHE: OnceLock<Mutex<HashMap<usize, (Plan, Plan)>>> = OnceLock::new();
+/// One length's pair, planned once: the cell is taken from the map under its lock, then
+/// filled outside it, so that a second thread asking for the same length (the two sides
+/// of a bracket compose windows of the same length at the same time) waits for the first
+/// one's plan instead of planning it again, while other lengths are planned meanwhile.
+type Cell = Arc<OnceLock<(Plan, Plan)>>;
+
+fn cache() -> &'static Mutex<HashMap<usize, Cell>> {
+    static CACHE: OnceLock<Mutex<HashMap<usize, Cell>>> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
 /// The forward and inverse transforms of length `n` (built on first use, then cached).
 pub(crate) fn forward_inverse(n: usize) -> (Plan, Plan) {
-    // A poisoned lock only means another thread panicked while inserting; the map holds
-    // complete entries only, so keep using it.
-    if let Some(p) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&n) {
-        return p.clone();
-    }
-    // Planned outside the lock; two threads may both plan a new length, which only
-    // wastes one plan (both are identical).
-    let mut planner = FftPlanner::<f64>::new();
-    let pair = (planner.plan_fft_forward(n), planner.plan_fft_inverse(n));
-    cache()
+    // A poisoned lock only means another thread panicked while inserting a cell; the map
+    // holds cells only, each filled by `get_or_init` or not at all, so keep using it.
+    let cell = cache()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .entry(n)
-        .or_insert(pair)
-        .clone()
+        .or_default()
+        .clone();
+    cell.get_or_init(|| {
+        let mut planner = FftPlanner::<f64>::new();
+        (planner.plan_fft_forward(n), planner.plan_fft_inverse(n))
+    })
+    .clone()
 }
 
 #[cfg(test)]

@@ -22,7 +22,8 @@ type RowTuple = (
 /// The calibration rows for k queries of sensitivity Δ at (ε, δ) (see the Python
 /// wrapper `dpw.calibrate` for the documentation).
 #[pyfunction]
-#[pyo3(signature = (epsilon, delta, queries, sensitivity, beta, density))]
+#[pyo3(signature = (epsilon, delta, queries, sensitivity, beta, density, exact = true))]
+#[allow(clippy::too_many_arguments)]
 fn calibrate_rows(
     py: Python<'_>,
     epsilon: f64,
@@ -31,9 +32,11 @@ fn calibrate_rows(
     sensitivity: f64,
     beta: f64,
     density: &str,
+    exact: bool,
 ) -> PyResult<Vec<RowTuple>> {
     let req = Request::new(epsilon, delta, queries, sensitivity, beta)
         .and_then(|r| r.with_density(density))
+        .map(|r| if exact { r } else { r.without_exact_row() })
         .map_err(|e| value_error(argument_message(&e)))?;
     let rows = py.detach(|| calibrate(&req));
     Ok(rows

@@ -42,14 +42,21 @@ def test_account_matches_the_cli(specs, flag, value):
 
 
 @pytest.mark.parametrize(
-    "eps,delta,k,sens", [(1.0, 1e-6, 10, 1.0), (0.5, 1e-5, 1, 2.0), (2.0, 1e-9, 1000, 0.5)]
+    "eps,delta,k,sens,exact",
+    [
+        (1.0, 1e-6, 10, 1.0, True),
+        (0.5, 1e-5, 1, 2.0, True),
+        (2.0, 1e-9, 1000, 0.5, True),
+        (1.0, 1e-6, 10, 1.0, False),
+    ],
 )
-def test_calibrate_matches_the_cli(eps, delta, k, sens):
+def test_calibrate_matches_the_cli(eps, delta, k, sens, exact):
     rows = cli_csv(
         "calibrate", "--epsilon", repr(eps), "--delta", repr(delta), "--queries", str(k),
-        "--sensitivity", repr(sens),
+        "--sensitivity", repr(sens), *([] if exact else ["--no-exact"]),
     )
-    py = dpw.calibrate(eps, delta, queries=k, sensitivity=sens)
+    py = dpw.calibrate(eps, delta, queries=k, sensitivity=sens, exact=exact)
+    assert py[-1].applicable == exact
     assert [r["mechanism"] for r in rows] == [r.mechanism for r in py]
     for c, p in zip(rows, py):
         if c["scale"] == "":

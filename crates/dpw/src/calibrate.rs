@@ -23,7 +23,7 @@
 //! union bound `P(|X| > L) ≤ β/k` and never more than RΔ.
 
 use crate::ranges;
-use composition::accountant::{least_radius_bracket_until, Work, BUDGET_NAME};
+use composition::accountant::{least_radius_bracket_until, Work, BEYOND_NAME, BUDGET_NAME};
 use composition::CompositionError;
 use densities::bounded::BoundedFamily;
 use densities::gaussian::{analytic_sigma, classical_sigma};
@@ -446,6 +446,15 @@ fn exact_failure(err: &CompositionError) -> String {
              e.g. where the bulk of the composition and single large losses weigh alike); \
              the certified R above holds"
         )
+    } else if let CompositionError::OutOfRange { name, value, .. } = err {
+        if *name == BEYOND_NAME {
+            return format!(
+                "not computed: the least R is above {}, the largest radius the certified \
+                 accountant takes (it certifies that R fails); the certified R above holds",
+                short(*value)
+            );
+        }
+        format!("not computed: the certified accountant failed ({err})")
     } else {
         format!("not computed: the certified accountant failed ({err})")
     }
@@ -954,6 +963,21 @@ mod tests {
     #[test]
     fn exact_bounded_row_at_large_epsilon() {
         exact_row_is_the_least_sufficient_radius(100.0, 1e-20, 1.0);
+    }
+
+    /// Where even the largest radius the accountant takes (1e12) is certified to fail
+    /// (k = 1e10 at ε = 1e-8, δ = 1e-300), the exact row says so instead of "the search did
+    /// not converge"; and the certified R, an independent bound (Dagan–Kur) that the exact
+    /// least R can only undercut, is indeed above 1e12.
+    #[test]
+    fn exact_row_beyond_the_accountants_radius_range_says_so() {
+        let (cert, row) = rows(1e-8, 1e-300, 1e10, 1.0);
+        let why = row.result.unwrap_err();
+        assert!(
+            why.contains("least R is above") && why.contains("certified R above holds"),
+            "{why}"
+        );
+        assert!(cert.result.unwrap().scale > 1e12);
     }
 
     /// A search of the exact bounded row stopped by its work budget says so, and that the

@@ -41,7 +41,9 @@ pub use lattice::{GridCells, Lattice};
 pub use law::{
     BoundedNoiseLaw, ClippedLaplaceLaw, ContinuousRange, DiscreteLaw, GaussianLaw, LossLaw,
 };
-pub use radius::{least_radius_bracket, least_radius_bracket_until, RadiusBracket, BUDGET_NAME};
+pub use radius::{
+    least_radius_bracket, least_radius_bracket_until, RadiusBracket, BEYOND_NAME, BUDGET_NAME,
+};
 pub use solve::{Solution, SolveError, Solver, Target, Template};
 pub use spec::{Composition, MechanismKind, MechanismSpec, SpecError};
 pub use tilted::{Factor, TiltedSum};

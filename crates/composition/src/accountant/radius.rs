@@ -30,6 +30,12 @@ pub struct RadiusBracket {
 /// used up (`CompositionError::OutOfRange`), for callers that explain it.
 pub const BUDGET_NAME: &str = "radius search (work budget, bins transformed)";
 
+/// The `name` of the error [`least_radius_bracket_until`] gives when even the largest
+/// radius the accountant takes is certified to fail (`CompositionError::OutOfRange`,
+/// `value` that radius): the least R lies above it (k = 1e10 at ε = 1e-8, δ = 1e-300
+/// needs more than 1e12).
+pub const BEYOND_NAME: &str = "least radius (above the largest radius the accountant takes)";
+
 /// Certified bracket on the least radius R such that bounded noise `R·X` answers `k`
 /// sensitivity-1 queries with (ε, δ)-DP; `start` is a guess of R (e.g. the CLT value
 /// `4.4·√(k ln(1/δ))/ε` or the certified Chernoff radius). The bracket's relative width
@@ -84,6 +90,7 @@ pub fn least_radius_bracket_until(
         },
     };
     let template = Template::parse(&[spec]).map_err(internal)?;
+    let largest = template.domain().map_err(internal)?.1;
     let solver = Solver::new(template, vec![Target::Privacy { epsilon, delta }])
         .map_err(internal)?
         // A gap of 3× the accuracy asked (the old search allowed 4× and mostly stopped
@@ -102,6 +109,11 @@ pub fn least_radius_bracket_until(
             None => Err(internal(SolveError::Unsettled(String::new()))),
         },
         Err(SolveError::Interrupted) => Err(CompositionError::Interrupted),
+        Err(SolveError::Unmeetable(_)) => Err(out_of_range(
+            BEYOND_NAME,
+            largest,
+            "a radius the accountant takes: it is certified to fail there",
+        )),
         Err(SolveError::Unsettled(_)) if work.exhausted() => Err(out_of_range(
             BUDGET_NAME,
             work.done() as f64,

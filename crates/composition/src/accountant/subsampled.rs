@@ -255,6 +255,53 @@ impl LossLaw for SubsampledLaw {
         })
     }
     fn cell(&self, a: f64, b: f64) -> (f64, f64) {
+        self.cell_given(a, b, None, None)
+    }
+    fn cells(&self, edges: &[f64]) -> Vec<(f64, f64)> {
+        // Each inner edge's y once, for the two cells that share it (the inverse of the
+        // loss is two thirds of a cell's work); the same values `cell` computes.
+        let (lo, hi) = self.loss_bounds();
+        let ys: Vec<Option<f64>> = edges
+            .iter()
+            .map(|&e| (e > lo && e < hi).then(|| self.y_of_loss(e)))
+            .collect();
+        edges
+            .windows(2)
+            .zip(ys.windows(2))
+            .map(|(e, y)| self.cell_given(e[0], e[1], y[0], y[1]))
+            .collect()
+    }
+    fn loss_scale(&self) -> f64 {
+        // The standard deviation of the loss to first order in q, `q·sd(e^{g})` under the
+        // base: `q·√(e^{μ²} − 1)` for the Gaussian, and for Laplace (whose e^{g} lies in
+        // [e^{−μ}, e^{μ}]) its bound `q·(e^{μ} − 1)`; capped at μ (the q = 1 law). The grid's first step is a
+        // fraction of it, and a cruder scale made the first step 1.3–1.5× too coarse at
+        // small q (a second, finer composition every time).
+        let ln_sd = match self.base {
+            Base::Gaussian => {
+                let m2 = self.mu * self.mu;
+                0.5 * if m2 > 700.0 { m2 } else { m2.exp_m1().ln() }
+            }
+            Base::Laplace => self.mu.exp_m1().ln(),
+        };
+        (self.ln_q + ln_sd).exp().min(self.mu).max(1e-12)
+    }
+    fn pilot_step(&self) -> bool {
+        // The scale above is the loss's own: the first step from it is close to the one
+        // the accuracy needs, and a pilot over the long upper tail (a few hundred times
+        // the scale) only costs a composition.
+        false
+    }
+    fn grid_unit(&self) -> Option<f64> {
+        None
+    }
+}
+
+impl SubsampledLaw {
+    /// [`LossLaw::cell`] with `y` at the cell's ends given where known (`y_a`, `y_b`:
+    /// the loss's inverse at `a` and at `b`, needed only strictly inside the loss range,
+    /// where the clamped ends are `a` and `b` themselves).
+    fn cell_given(&self, a: f64, b: f64, y_a: Option<f64>, y_b: Option<f64>) -> (f64, f64) {
         let (lo, hi) = self.loss_bounds();
         let (a2, b2) = (a.max(lo), b.min(hi));
         if b2 <= a2 {
@@ -265,12 +312,12 @@ impl LossLaw for SubsampledLaw {
         let ya = if a2 <= lo {
             None
         } else {
-            Some(self.y_of_loss(a2))
+            Some(y_a.unwrap_or_else(|| self.y_of_loss(a2)))
         };
         let yb = if b2 >= hi {
             None
         } else {
-            Some(self.y_of_loss(b2))
+            Some(y_b.unwrap_or_else(|| self.y_of_loss(b2)))
         };
         let (u, v) = if inc { (ya, yb) } else { (yb, ya) };
         // An open end of the y-range (the loss range's bounded end, Gaussian only):
@@ -301,33 +348,7 @@ impl LossLaw for SubsampledLaw {
         let (lp, lm) = cell_in_output(u, v, 32.0, a, &ln_p, &loss);
         (lp, lm)
     }
-    fn loss_scale(&self) -> f64 {
-        // The standard deviation of the loss to first order in q, `q·sd(e^{g})` under the
-        // base: `q·√(e^{μ²} − 1)` for the Gaussian, and for Laplace (whose e^{g} lies in
-        // [e^{−μ}, e^{μ}]) its bound `q·(e^{μ} − 1)`; capped at μ (the q = 1 law). The grid's first step is a
-        // fraction of it, and a cruder scale made the first step 1.3–1.5× too coarse at
-        // small q (a second, finer composition every time).
-        let ln_sd = match self.base {
-            Base::Gaussian => {
-                let m2 = self.mu * self.mu;
-                0.5 * if m2 > 700.0 { m2 } else { m2.exp_m1().ln() }
-            }
-            Base::Laplace => self.mu.exp_m1().ln(),
-        };
-        (self.ln_q + ln_sd).exp().min(self.mu).max(1e-12)
-    }
-    fn pilot_step(&self) -> bool {
-        // The scale above is the loss's own: the first step from it is close to the one
-        // the accuracy needs, and a pilot over the long upper tail (a few hundred times
-        // the scale) only costs a composition.
-        false
-    }
-    fn grid_unit(&self) -> Option<f64> {
-        None
-    }
-}
 
-impl SubsampledLaw {
     fn ln_q_cdf(&self, y: f64) -> f64 {
         match self.dir {
             Direction::Remove => self.ln_base_cdf(y),

@@ -145,6 +145,7 @@ def calibrate(
     sensitivity: float = 1.0,
     beta: float = 0.05,
     density: str = "power:2",
+    exact: bool = True,
 ) -> Calibration:
     """The noise every mechanism needs for ``queries`` queries of sensitivity
     ``sensitivity`` at (epsilon, delta), and what it costs, as ``dpw calibrate``.
@@ -153,7 +154,8 @@ def calibrate(
     noise with the certified radius, and bounded noise with the least radius of the
     certified FFT accountant. ``density`` is the bounded noise's, ``"power:ALPHA"`` or
     ``"exp"``. epsilon > 0, 0 < delta < 1, queries an integer >= 1, sensitivity > 0,
-    0 < beta < 1.
+    0 < beta < 1. ``exact=False`` skips the last row's search (``dpw calibrate
+    --no-exact``), which takes seconds, up to minutes for very many queries at tiny delta.
 
     >>> rows = calibrate(1.0, 1e-6, queries=10)
     >>> rows.row("analytic Gaussian").scale > 0
@@ -168,7 +170,15 @@ def calibrate(
     }
     if not isinstance(density, str):
         raise ValueError(f"density: expected 'power:ALPHA' or 'exp', got {type(density).__name__}")
+    if not isinstance(exact, bool):
+        raise ValueError(f"exact: expected True or False, got {type(exact).__name__}")
     rows = _calibrate_rows(
-        args["epsilon"], args["delta"], args["queries"], args["sensitivity"], args["beta"], density
+        args["epsilon"],
+        args["delta"],
+        args["queries"],
+        args["sensitivity"],
+        args["beta"],
+        density,
+        exact,
     )
     return Calibration([CalibrationRow(*r) for r in rows], dict(args, density=density))

@@ -217,7 +217,13 @@ def least_radius(
     accuracy: Optional[float] = None,
 ) -> RadiusBracket: ...
 def calibrate_rows(
-    epsilon: float, delta: float, queries: float, sensitivity: float, beta: float, density: str
+    epsilon: float,
+    delta: float,
+    queries: float,
+    sensitivity: float,
+    beta: float,
+    density: str,
+    exact: bool = True,
 ) -> List[
     Tuple[str, str, Optional[float], Optional[float], Optional[float], Optional[float], Optional[bool], str]
 ]: ...

@@ -76,7 +76,6 @@ use densities::gaussian::analytic_sigma;
 use densities::outward::div_up;
 use densities::truncated_laplace::TruncatedLaplace;
 use mgf::{certified_radius, BoundedNoise};
-use rayon::prelude::*;
 use serde::Deserialize;
 
 /// Registry entry.
@@ -745,24 +744,15 @@ impl Job for CalibrationCurve {
 
     fn run(&self, tick: &(dyn Fn() + Sync)) -> Result<Table, String> {
         let mut table = Table::new(self.extra_columns());
-        // Points are independent: calibrate them on all cores (the accountant's own
-        // parallel parts share the same pool).
-        let points: Vec<(usize, f64)> = (0..self.mechanisms.len())
-            .flat_map(|j| self.xs.iter().map(move |&x| (j, x)))
-            .collect();
-        let found: Vec<(usize, f64, Calibrated)> = points
-            .par_iter()
-            .map(|&(j, x)| {
-                let m = &self.mechanisms[j];
-                // A family that cannot be calibrated at a grid value (no certified radius,
-                // noise outside the supported range) is the manifest's: named by key.
-                let c = self.calibrate(m, self.point(x)).map_err(|e| {
-                    format!("params.mechanisms[{j}].family: {} at x = {x}: {e}", m.key)
-                })?;
-                tick();
-                Ok((j, x, c))
-            })
-            .collect::<Result<_, String>>()?;
+        let found = super::per_point(self.mechanisms.len(), &self.xs, tick, |j, x| {
+            let m = &self.mechanisms[j];
+            // A family that cannot be calibrated at a grid value (no certified radius,
+            // noise outside the supported range) is the manifest's: named by key.
+            let c = self
+                .calibrate(m, self.point(x))
+                .map_err(|e| format!("params.mechanisms[{j}].family: {} at x = {x}: {e}", m.key))?;
+            Ok((j, x, c))
+        })?;
         for &metric in &self.metrics {
             for &(j, x, c) in &found {
                 let m = &self.mechanisms[j];

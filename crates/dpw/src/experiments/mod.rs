@@ -176,6 +176,31 @@ pub fn relative_accuracy(a: Option<f64>) -> Result<Option<f64>, KeyError> {
     }
 }
 
+/// `f(j, x)` for every series `j < series` and grid value `x` of `xs`, series by series
+/// in grid order: the points are independent, so they run on all cores (the accountant's
+/// own parallel parts share the same pool), and `tick` is called once per point done.
+/// A point's error stops the run and is returned (which one, when several fail, is not
+/// fixed).
+pub fn per_point<T: Send>(
+    series: usize,
+    xs: &[f64],
+    tick: &(dyn Fn() + Sync),
+    f: impl Fn(usize, f64) -> Result<T, String> + Sync,
+) -> Result<Vec<T>, String> {
+    use rayon::prelude::*;
+    let points: Vec<(usize, f64)> = (0..series)
+        .flat_map(|j| xs.iter().map(move |&x| (j, x)))
+        .collect();
+    points
+        .par_iter()
+        .map(|&(j, x)| {
+            let v = f(j, x)?;
+            tick();
+            Ok(v)
+        })
+        .collect()
+}
+
 /// The short form of δ used in series keys: `1e-5`, `0.5` → `5e-1`.
 pub fn delta_label(delta: f64) -> String {
     format!("{delta:e}")

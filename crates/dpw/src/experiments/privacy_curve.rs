@@ -37,7 +37,6 @@ use crate::manifest::ParamsInput;
 use crate::registry::Kind;
 use crate::table::{Row, Table};
 use composition::accountant::{spec::accountant, MechanismKind, MechanismSpec, MAX_COUNT};
-use rayon::prelude::*;
 use serde::Deserialize;
 
 /// Registry entry.
@@ -305,23 +304,12 @@ impl Job for PrivacyCurve {
 
     fn run(&self, tick: &(dyn Fn() + Sync)) -> Result<Table, String> {
         let mut table = Table::new(self.extra_columns());
-        // Points are independent: compute them on all cores (the accountant's own
-        // parallel parts share the same pool), then lay them out in order.
-        let points: Vec<(usize, f64)> = (0..self.mechanisms.len())
-            .flat_map(|j| self.xs.iter().map(move |&x| (j, x)))
-            .collect();
-        let rows: Vec<Row> = points
-            .par_iter()
-            .map(|&(j, x)| {
-                // Every refusal of a point (an unreachable δ, a law the accountant cannot
-                // resolve) is the mechanism's at that grid value: bad input, by key.
-                let row = self
-                    .row(j, x)
-                    .map_err(|e| format!("params.mechanisms[{j}].spec: {e}"))?;
-                tick();
-                Ok(row)
-            })
-            .collect::<Result<_, String>>()?;
+        let rows = super::per_point(self.mechanisms.len(), &self.xs, tick, |j, x| {
+            // Every refusal of a point (an unreachable δ, a law the accountant cannot
+            // resolve) is the mechanism's at that grid value: bad input, by key.
+            self.row(j, x)
+                .map_err(|e| format!("params.mechanisms[{j}].spec: {e}"))
+        })?;
         for row in rows {
             table.push(row);
         }

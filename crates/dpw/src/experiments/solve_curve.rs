@@ -44,7 +44,6 @@ use crate::table::{Row, Table};
 use composition::accountant::{
     MechanismKind, MechanismSpec, Solver, Target, Template, Work, MAX_COUNT,
 };
-use rayon::prelude::*;
 use serde::Deserialize;
 
 /// Registry entry.
@@ -529,22 +528,11 @@ impl Job for SolveCurve {
 
     fn run(&self, tick: &(dyn Fn() + Sync)) -> Result<Table, String> {
         let mut table = Table::new(self.extra_columns());
-        // Points are independent: solve them on all cores (the accountant's own parallel
-        // parts share the pool), then lay them out panel by panel, in the manifest's order.
-        let points: Vec<(usize, f64)> = (0..self.mechanisms.len())
-            .flat_map(|j| self.xs.iter().map(move |&x| (j, x)))
-            .collect();
-        let rows: Vec<Row> = points
-            .par_iter()
-            .map(|&(j, x)| {
-                let m = &self.mechanisms[j];
-                let row = self.row(j, x).map_err(|e| {
-                    format!("params.mechanisms[{j}].spec: {} at x = {x}: {e}", m.key)
-                })?;
-                tick();
-                Ok(row)
-            })
-            .collect::<Result<_, String>>()?;
+        let rows = super::per_point(self.mechanisms.len(), &self.xs, tick, |j, x| {
+            let m = &self.mechanisms[j];
+            self.row(j, x)
+                .map_err(|e| format!("params.mechanisms[{j}].spec: {} at x = {x}: {e}", m.key))
+        })?;
         for panel in self.panel_keys() {
             for row in rows.iter().filter(|r| r.panel == panel) {
                 table.push(row.clone());

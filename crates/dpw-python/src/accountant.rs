@@ -7,7 +7,7 @@
 use crate::broadcast::{count, number, optional_number};
 use crate::{argument_message, value_error};
 use composition::accountant::solve::SOLVABLE_KEYS;
-use composition::accountant::spec::kind_keys;
+use composition::accountant::spec::{kind_keys, Neighbours, Pipeline, Sampling};
 use composition::accountant::{MechanismKind, MechanismSpec, Work, MAX_COUNT};
 use densities::bounded::BoundedFamily;
 use dpw::account::{AccountRequest, AccountResult, Query};
@@ -20,7 +20,7 @@ fn num(v: f64) -> String {
 }
 
 /// The canonical SPEC text of a mechanism with `count` uses.
-fn spec_text(kind: &MechanismKind, sensitivity: f64, count: u64) -> String {
+fn spec_text(kind: &MechanismKind, pipeline: Pipeline, sensitivity: f64, count: u64) -> String {
     let mut s = match kind {
         MechanismKind::Gaussian { sigma } => format!("gaussian:sigma={}", num(*sigma)),
         MechanismKind::Laplace { scale } => format!("laplace:scale={}", num(*scale)),
@@ -45,6 +45,19 @@ fn spec_text(kind: &MechanismKind, sensitivity: f64, count: u64) -> String {
             format!("subsampled-laplace:scale={},q={}", num(*scale), num(*q))
         }
     };
+    // The pipeline keys where they differ from the defaults (docs/accountant.md §2.7).
+    if let Sampling::Fixed { batch, n } = pipeline.sampling {
+        if let Some(i) = s.find(",q=") {
+            s.truncate(i);
+        }
+        s.push_str(&format!(",sampling=fixed,batch={batch},n={n}"));
+    }
+    if pipeline.neighbours == Neighbours::ReplaceOne {
+        s.push_str(",neighbours=replace-one");
+    }
+    if pipeline.group > 1 {
+        s.push_str(&format!(",group={}", pipeline.group));
+    }
     if sensitivity != 1.0 {
         s.push_str(&format!(",sensitivity={}", num(sensitivity)));
     }
@@ -169,9 +182,12 @@ pub struct Mechanism {
     spec: MechanismSpec,
 }
 
-/// Same kind, parameters, sensitivity and count (however the SPEC was written).
+/// Same kind, parameters, pipeline, sensitivity and count (however the SPEC was written).
 fn same(a: &MechanismSpec, b: &MechanismSpec) -> bool {
-    a.kind == b.kind && a.sensitivity == b.sensitivity && a.count == b.count
+    a.kind == b.kind
+        && a.pipeline == b.pipeline
+        && a.sensitivity == b.sensitivity
+        && a.count == b.count
 }
 
 impl PartialEq for Mechanism {
@@ -181,10 +197,15 @@ impl PartialEq for Mechanism {
 }
 
 impl Mechanism {
-    fn build(kind: MechanismKind, sensitivity: f64, count: u64) -> PyResult<Self> {
+    fn build(
+        kind: MechanismKind,
+        pipeline: Pipeline,
+        sensitivity: f64,
+        count: u64,
+    ) -> PyResult<Self> {
         // Through the parser: the same ranges and messages as `dpw account`.
         Ok(Self {
-            spec: parse(&spec_text(&kind, sensitivity, count))?,
+            spec: parse(&spec_text(&kind, pipeline, sensitivity, count))?,
         })
     }
 
@@ -195,7 +216,7 @@ impl Mechanism {
                 "sensitivity = {s} is outside the allowed range (0, 1e300]"
             )));
         }
-        Self::build(kind, s, 1)
+        Self::build(kind, Pipeline::default(), s, 1)
     }
 }
 
@@ -319,7 +340,12 @@ impl Mechanism {
                 self.spec.count
             )));
         };
-        Self::build(self.spec.kind.clone(), self.spec.sensitivity, total)
+        Self::build(
+            self.spec.kind.clone(),
+            self.spec.pipeline,
+            self.spec.sensitivity,
+            total,
+        )
     }
 
     /// Certified bracket of epsilon at this delta (0 < delta < 1); `accuracy` is the
@@ -495,7 +521,7 @@ impl Composition {
                             p.count, p.text
                         ))
                     })?;
-                parse(&spec_text(&p.kind, p.sensitivity, total))
+                parse(&spec_text(&p.kind, p.pipeline, p.sensitivity, total))
             })
             .collect::<PyResult<_>>()?;
         Ok(Self { parts })
@@ -682,7 +708,7 @@ fn with_unknown(spec: &MechanismSpec, key: &str) -> PyResult<String> {
             keys.join(", ")
         )));
     }
-    let text = spec_text(&spec.kind, spec.sensitivity, spec.count);
+    let text = spec_text(&spec.kind, spec.pipeline, spec.sensitivity, spec.count);
     let (kind, rest) = text.split_once(':').unwrap_or((text.as_str(), ""));
     let mut found = false;
     let mut items: Vec<String> = rest

@@ -106,6 +106,28 @@ def test_spec_strings_and_objects_are_one_vocabulary():
     assert m.compose(2) == dpw.Mechanism.gaussian(2).compose(2000)
 
 
+def test_pipeline_keys_survive_the_object_api_and_match_the_cli_vocabulary():
+    # docs/accountant.md §2.7: a fixed-size batch, replace-one neighbours and a group.
+    for spec in [
+        "subsampled-gaussian:sigma=1,batch=256,n=60000,sampling=fixed,count=10",
+        "subsampled-gaussian:sigma=1,q=0.01,neighbours=replace-one,count=10",
+        "subsampled-gaussian:sigma=1,q=0.01,group=3,count=10",
+    ]:
+        m = dpw.Mechanism(spec)
+        assert dpw.Mechanism(m.spec) == m
+        # Composing keeps the pipeline: 2 x 10 uses is the SPEC with count=20.
+        assert m.compose(2) == dpw.Mechanism(spec.replace("count=10", "count=20"))
+        a = dpw.account([spec], delta=1e-5)
+        b = m.epsilon(delta=1e-5)
+        assert (a.lower, a.upper) == (b.lower, b.upper)
+    # Each pipeline is a different mechanism from the plain Poisson one, and leaks more.
+    plain = dpw.Mechanism("subsampled-gaussian:sigma=1,q=0.01,count=10").epsilon(delta=1e-5)
+    ro = dpw.Mechanism("subsampled-gaussian:sigma=1,q=0.01,neighbours=replace-one,count=10")
+    assert ro.epsilon(delta=1e-5).lower > plain.upper
+    with pytest.raises(ValueError, match="neighbours"):
+        dpw.Mechanism("subsampled-gaussian:sigma=1,q=0.01,neighbours=swap")
+
+
 def test_account_equals_the_object_api():
     a = dpw.account(["gaussian:sigma=2,count=1000", "laplace:scale=5"], delta=1e-8)
     b = (dpw.Mechanism.gaussian(2).compose(1000) + dpw.Mechanism.laplace(5)).epsilon(delta=1e-8)

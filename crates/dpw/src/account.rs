@@ -291,6 +291,25 @@ struct JsonRequest<'a> {
 }
 
 fn params(m: &MechanismSpec) -> serde_json::Value {
+    let mut v = kind_params(m);
+    // The pipeline keys where they differ from the defaults (docs/accountant.md §2.7).
+    use composition::accountant::spec::{Neighbours, Sampling};
+    let p = m.pipeline;
+    if let Sampling::Fixed { batch, n } = p.sampling {
+        v["sampling"] = "fixed".into();
+        v["batch"] = batch.into();
+        v["n"] = n.into();
+    }
+    if p.neighbours == Neighbours::ReplaceOne {
+        v["neighbours"] = "replace-one".into();
+    }
+    if p.group > 1 {
+        v["group"] = p.group.into();
+    }
+    v
+}
+
+fn kind_params(m: &MechanismSpec) -> serde_json::Value {
     use serde_json::json;
     match &m.kind {
         MechanismKind::Gaussian { sigma } => json!({ "sigma": sigma }),

@@ -76,7 +76,10 @@ pub enum Command {
     /// bounded:family=power,alpha=A,radius=R (or family=exp),
     /// subsampled-gaussian:sigma=S,q=Q, subsampled-laplace:scale=B,q=Q (Poisson sampling,
     /// add/remove neighbours, the worse direction); every kind also takes sensitivity=S
-    /// (default 1) and count=K (default 1, up to 1e10).
+    /// (default 1) and count=K (default 1, up to 1e10). Pipelines: the subsampled kinds
+    /// take neighbours=add-remove|replace-one, sampling=poisson|fixed with batch=B,n=N
+    /// (fixed-size batches; for Poisson batch,n may replace q = B/N), and group=G
+    /// (protect G examples together; also on gaussian, laplace, bounded).
     Account {
         /// A mechanism (repeat the flag to compose several).
         #[arg(long = "mechanism", value_name = "SPEC")]

@@ -488,6 +488,46 @@ fn spec_string(rng: &mut impl Rng) -> String {
             mix(rng, &["2", "1", "0.5"], &bad),
             mix(rng, &rates, &bad_rates)
         ),
+        // The pipeline keys (docs/accountant.md §2.7), now and then misspelt or out of range.
+        format!(
+            "subsampled-gaussian:sigma={},batch={},n={},sampling={}",
+            mix(rng, &["1", "2", "0.8"], &bad),
+            mix(rng, &["256", "1", "59"], &["0", "70", "2.5", "nan"]),
+            mix(rng, &["60000", "60"], &["0", "1e16", "-5"]),
+            mix(rng, &["fixed", "poisson"], &["shuffle", "", "Fixed"])
+        ),
+        format!(
+            "subsampled-gaussian:sigma={},q={},neighbours={}",
+            mix(rng, &["0.8", "1", "2"], &bad),
+            mix(rng, &rates, &bad_rates),
+            mix(
+                rng,
+                &["replace-one", "add-remove"],
+                &["replace", "", "remove-one"]
+            )
+        ),
+        format!(
+            "subsampled-gaussian:sigma={},q={},group={}",
+            mix(rng, &["1", "2", "5"], &bad),
+            mix(rng, &rates, &bad_rates),
+            mix(rng, &["2", "3", "10"], &["0", "1.5", "1001", "nan"])
+        ),
+        format!(
+            "subsampled-laplace:scale=1,q=0.01,{}",
+            pick(
+                rng,
+                &[
+                    "neighbours=replace-one",
+                    "sampling=fixed,batch=5,n=100",
+                    "group=2"
+                ]
+            )
+        ),
+        format!(
+            "gaussian:sigma={},group={}",
+            mix(rng, &good, &bad),
+            pick(rng, &["2", "1000", "0"])
+        ),
         "bounded:family=gauss,radius=10".to_string(),
         format!(
             "gaussian:sigma=1,{}=1",

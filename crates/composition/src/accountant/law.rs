@@ -158,6 +158,37 @@ fn gauss_legendre8_ln_weights() -> &'static [f64; 8] {
     })
 }
 
+/// The point where a monotone predicate turns: `left(m)` is true left of the root and
+/// false right of it on `[lo, hi]`. Started from a guess `y0` (bracketed a hair around it,
+/// widened by 16× until it brackets), the bisection ends on the same adjacent floats as
+/// one from the whole range, in ~15 evaluations instead of ~70.
+pub(crate) fn bracket_root(left: impl Fn(f64) -> bool, y0: f64, lo: f64, hi: f64) -> f64 {
+    let (mut a, mut b) = (lo, hi);
+    if y0.is_finite() && y0 > lo && y0 < hi {
+        let mut h = 1e-12 * y0.abs().max(1.0);
+        for _ in 0..40 {
+            let (u, v) = ((y0 - h).max(lo), (y0 + h).min(hi));
+            if (u == lo || left(u)) && (v == hi || !left(v)) {
+                (a, b) = (u, v);
+                break;
+            }
+            h *= 16.0;
+        }
+    }
+    for _ in 0..120 {
+        let m = 0.5 * (a + b);
+        if m <= a || m >= b {
+            break;
+        }
+        if left(m) {
+            a = m;
+        } else {
+            b = m;
+        }
+    }
+    0.5 * (a + b)
+}
+
 /// `ln(e^a + e^b)` without overflow.
 pub(crate) fn log_add(a: f64, b: f64) -> f64 {
     if a == f64::NEG_INFINITY {

@@ -28,6 +28,7 @@
 mod jump;
 pub mod lattice;
 pub mod law;
+pub mod mixture;
 pub mod radius;
 pub mod solve;
 pub mod spec;

@@ -13,13 +13,19 @@
 //!
 //! Every kind also takes `sensitivity` (default 1; for `truncated-laplace` the
 //! sensitivity it is calibrated to and applied at) and `count` (default 1, an integer up
-//! to 1e10, `1e4` accepted).
+//! to 1e10, `1e4` accepted). Gaussian, Laplace and bounded noise and the subsampled kinds
+//! take `group` (protect any g examples together; default 1). The subsampled kinds take
+//! the pipeline keys of docs/accountant.md §2.7: `sampling=poisson|fixed` (default
+//! poisson), `neighbours=add-remove|replace-one` (default add-remove), and `batch`, `n`
+//! (a fixed-size batch of `batch` from `n` examples; for Poisson sampling they may stand
+//! in for `q = batch/n`).
 
 use super::law::{BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, LossLaw};
+use super::mixture::MixtureLaw;
 use super::subsampled::{Base, Direction, SubsampledLaw};
 use super::MAX_COUNT;
 use densities::bounded::BoundedFamily;
-use densities::outward::div_up;
+use densities::outward::{div_up, mul_up};
 use std::fmt;
 
 /// The loss law of (P, Q) and, for an asymmetric mechanism, of (Q, P).
@@ -85,6 +91,57 @@ pub enum MechanismKind {
     },
 }
 
+/// How a subsampled mechanism draws its batches (docs/accountant.md §2.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sampling {
+    /// Each example independently with probability q.
+    Poisson,
+    /// A uniformly random batch of exactly `batch` of the `n` examples.
+    Fixed {
+        /// Batch size, in `[1, n]`.
+        batch: u64,
+        /// Dataset size (the larger of the two under add/remove).
+        n: u64,
+    },
+}
+
+/// Which datasets are neighbours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Neighbours {
+    /// One dataset is the other with one example added.
+    AddRemove,
+    /// The datasets differ in one example's value.
+    ReplaceOne,
+}
+
+/// The pipeline around a mechanism: sampler, neighbour relation, group size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pipeline {
+    /// The sampler (subsampled kinds; `Poisson` for the others).
+    pub sampling: Sampling,
+    /// The neighbour relation (subsampled kinds; `AddRemove` for the others, whose
+    /// sensitivity states the relation).
+    pub neighbours: Neighbours,
+    /// Examples protected together (1: one example).
+    pub group: u32,
+}
+
+impl Default for Pipeline {
+    fn default() -> Self {
+        Self {
+            sampling: Sampling::Poisson,
+            neighbours: Neighbours::AddRemove,
+            group: 1,
+        }
+    }
+}
+
+/// Largest group size.
+pub const MAX_GROUP: u32 = 1000;
+
+/// Largest dataset size `n`.
+pub const MAX_N: f64 = 1e15;
+
 /// One mechanism of a composition: kind, sensitivity, count.
 ///
 /// ```
@@ -101,6 +158,8 @@ pub struct MechanismSpec {
     pub sensitivity: f64,
     /// Number of times it is composed (default 1).
     pub count: u64,
+    /// Sampler, neighbour relation and group (defaults: Poisson, add/remove, 1).
+    pub pipeline: Pipeline,
     /// The text it was parsed from.
     pub text: String,
 }
@@ -111,13 +170,29 @@ const KINDS: &str =
 /// The keys of a kind besides `sensitivity` and `count` (`None`: no such kind).
 pub fn kind_keys(kind: &str) -> Option<&'static [&'static str]> {
     Some(match kind {
-        "gaussian" => &["sigma"],
-        "laplace" => &["scale"],
+        "gaussian" => &["sigma", "group"],
+        "laplace" => &["scale", "group"],
         "rr" => &["epsilon"],
         "truncated-laplace" => &["epsilon", "delta"],
-        "bounded" => &["family", "alpha", "radius"],
-        "subsampled-gaussian" => &["sigma", "q"],
-        "subsampled-laplace" => &["scale", "q"],
+        "bounded" => &["family", "alpha", "radius", "group"],
+        "subsampled-gaussian" => &[
+            "sigma",
+            "q",
+            "batch",
+            "n",
+            "sampling",
+            "neighbours",
+            "group",
+        ],
+        "subsampled-laplace" => &[
+            "scale",
+            "q",
+            "batch",
+            "n",
+            "sampling",
+            "neighbours",
+            "group",
+        ],
         _ => return None,
     })
 }
@@ -147,6 +222,106 @@ fn in_range(
             "{kind}: {key} = {x} is outside the allowed range {range}"
         )))
     }
+}
+
+/// The pipeline keys of a SPEC (docs/accountant.md §2.7): `group` on the kinds with a
+/// sensitivity, `sampling`, `neighbours`, `batch` and `n` on the subsampled ones (the
+/// caller has already refused keys a kind does not have).
+fn parse_pipeline(kind: &str, get: &dyn Fn(&str) -> Option<String>) -> Result<Pipeline, SpecError> {
+    let integer = |key: &str, hi: f64, range: &str| -> Result<Option<u64>, SpecError> {
+        let Some(v) = get(key) else { return Ok(None) };
+        let x = number(kind, key, &v)?;
+        if !(x >= 1.0 && x <= hi && x.fract() == 0.0) {
+            return Err(SpecError(format!(
+                "{kind}: {key} = {v} is outside the allowed range: an integer in {range}"
+            )));
+        }
+        Ok(Some(x as u64))
+    };
+    let group = integer("group", MAX_GROUP as f64, "[1, 1000]")?.unwrap_or(1) as u32;
+    let neighbours = match get("neighbours").as_deref() {
+        None | Some("add-remove") => Neighbours::AddRemove,
+        Some("replace-one") => Neighbours::ReplaceOne,
+        Some(other) => {
+            return Err(SpecError(format!(
+                "{kind}: neighbours = '{other}' is not one of: add-remove, replace-one"
+            )))
+        }
+    };
+    let batch = integer("batch", MAX_N, "[1, 1e15]")?;
+    let n = integer("n", MAX_N, "[1, 1e15]")?;
+    let fixed = match get("sampling").as_deref() {
+        None | Some("poisson") => false,
+        Some("fixed") => true,
+        Some(other) => {
+            return Err(SpecError(format!(
+                "{kind}: sampling = '{other}' is not one of: poisson, fixed"
+            )))
+        }
+    };
+    let has_q = get("q").is_some();
+    let sampling = match (batch, n) {
+        (Some(b), Some(n)) => {
+            if has_q {
+                return Err(SpecError(format!(
+                    "{kind}: give the rate q or batch and n, not both"
+                )));
+            }
+            let add_remove = neighbours == Neighbours::AddRemove;
+            if b > n || (fixed && add_remove && b == n) {
+                let most = if fixed && add_remove {
+                    "n − 1 (under add/remove the smaller dataset must fill a batch)"
+                } else {
+                    "n"
+                };
+                return Err(SpecError(format!(
+                    "{kind}: batch = {b} is outside the allowed range: at most {most} (n = {n})"
+                )));
+            }
+            if fixed {
+                Sampling::Fixed { batch: b, n }
+            } else {
+                Sampling::Poisson
+            }
+        }
+        (Some(_), None) | (None, Some(_)) => {
+            let missing = if batch.is_some() { "n" } else { "batch" };
+            return Err(SpecError(format!(
+                "{kind}: missing key '{missing}' (batch and n go together)"
+            )));
+        }
+        (None, None) => {
+            if fixed {
+                return Err(SpecError(format!(
+                    "{kind}: sampling=fixed needs batch and n (not q)"
+                )));
+            }
+            Sampling::Poisson
+        }
+    };
+    if fixed && has_q {
+        return Err(SpecError(format!(
+            "{kind}: sampling=fixed takes batch and n, not q"
+        )));
+    }
+    // What is not built yet says so (docs/accountant.md §2.7).
+    let laplace = kind == "subsampled-laplace";
+    if laplace && !fixed && (neighbours == Neighbours::ReplaceOne || group > 1) {
+        return Err(SpecError(format!(
+            "{kind}: Poisson sampling with neighbours=replace-one or group > 1 is not built \
+             for Laplace noise (it is for subsampled-gaussian)"
+        )));
+    }
+    if fixed && group > 1 {
+        return Err(SpecError(format!(
+            "{kind}: group > 1 with sampling=fixed is not built (it is for Poisson sampling)"
+        )));
+    }
+    Ok(Pipeline {
+        sampling,
+        neighbours,
+        group,
+    })
 }
 
 impl std::str::FromStr for MechanismSpec {
@@ -212,8 +387,19 @@ impl std::str::FromStr for MechanismSpec {
         let pos = |key: &str| -> Result<f64, SpecError> {
             in_range(kind, key, need(key)?, 0.0, 1e300, true, "(0, 1e300]")
         };
+        let pipeline = parse_pipeline(kind, &get)?;
         let rate = || -> Result<f64, SpecError> {
-            let q = need("q")?;
+            let q = match pipeline.sampling {
+                Sampling::Fixed { batch, n } => div_up(batch as f64, n as f64),
+                Sampling::Poisson => match (get("batch"), get("n")) {
+                    (None, None) => need("q")?,
+                    // Parsed and checked by parse_pipeline.
+                    (Some(b), Some(n)) => {
+                        div_up(number(kind, "batch", &b)?, number(kind, "n", &n)?)
+                    }
+                    _ => unreachable!("parse_pipeline needs both batch and n"),
+                },
+            };
             if !(1e-9..=1.0).contains(&q) {
                 return Err(SpecError(format!(
                     "{kind}: q = {q} is outside the allowed range [1e-9, 1]"
@@ -299,6 +485,7 @@ impl std::str::FromStr for MechanismSpec {
             kind: k,
             sensitivity,
             count,
+            pipeline,
             text,
         };
         spec.laws()?; // range checks that depend on the combination (e.g. sensitivity/σ)
@@ -311,20 +498,42 @@ impl MechanismSpec {
     /// (Q, P) when it differs (subsampled mechanisms; the others are symmetric).
     pub fn laws(&self) -> Result<Laws, SpecError> {
         let kind = self.kind_name();
-        let s = self.sensitivity;
+        let g = self.pipeline.group;
+        // A group of g moves the output by at most g sensitivities (rounded up: a larger
+        // shift leaks more, docs/accountant.md §5).
+        let s = mul_up(self.sensitivity, g as f64);
         let wrap = |what: &str, range: &str, x: f64| {
             SpecError(format!(
                 "{kind}: {what} = {x:e} is outside the supported range {range}"
             ))
         };
-        let sub = |base: Base, mu: f64, q: f64| -> Result<Laws, SpecError> {
-            let err = |_| wrap("sensitivity/scale", "[1e-6, 50]", mu);
-            Ok((
-                Box::new(SubsampledLaw::new(base, mu, q, Direction::Remove).map_err(err)?),
-                Some(Box::new(
-                    SubsampledLaw::new(base, mu, q, Direction::Add).map_err(err)?,
-                )),
-            ))
+        let sub = |base: Base, scale: f64, q: f64| -> Result<Laws, SpecError> {
+            let p = self.pipeline;
+            let one = self.sensitivity;
+            let err = |mu: f64| move |_| wrap("sensitivity/scale", "[1e-6, 50]", mu);
+            let pair = |mu: f64| -> Result<Laws, SpecError> {
+                Ok((
+                    Box::new(SubsampledLaw::new(base, mu, q, Direction::Remove).map_err(err(mu))?),
+                    Some(Box::new(
+                        SubsampledLaw::new(base, mu, q, Direction::Add).map_err(err(mu))?,
+                    )),
+                ))
+            };
+            match (p.sampling, p.neighbours, p.group) {
+                // A fixed-size batch under either relation: Poisson's add/remove pair at
+                // q = batch/n with twice the shift (docs/accountant.md §2.7).
+                (Sampling::Fixed { .. }, _, _) => pair(div_up(2.0 * one, scale)),
+                (Sampling::Poisson, Neighbours::AddRemove, 1) => pair(div_up(one, scale)),
+                (Sampling::Poisson, relation, group) => {
+                    let mu = div_up(one, scale);
+                    let (a, b) =
+                        MixtureLaw::poisson_group(mu, q, group, relation == Neighbours::ReplaceOne)
+                            .map_err(|_| {
+                                wrap("sensitivity/scale × group", "[1e-6, 50]", mu * group as f64)
+                            })?;
+                    Ok((Box::new(a), b.map(|b| Box::new(b) as Box<dyn LossLaw>)))
+                }
+            }
         };
         let one: Box<dyn LossLaw> = match self.kind {
             MechanismKind::Gaussian { sigma } => {
@@ -360,12 +569,8 @@ impl MechanismSpec {
                     )
                 })?)
             }
-            MechanismKind::SubsampledGaussian { sigma, q } => {
-                return sub(Base::Gaussian, div_up(s, sigma), q)
-            }
-            MechanismKind::SubsampledLaplace { scale, q } => {
-                return sub(Base::Laplace, div_up(s, scale), q)
-            }
+            MechanismKind::SubsampledGaussian { sigma, q } => return sub(Base::Gaussian, sigma, q),
+            MechanismKind::SubsampledLaplace { scale, q } => return sub(Base::Laplace, scale, q),
         };
         Ok((one, None))
     }

@@ -11,7 +11,7 @@
 //! integrated by 8-point Gauss–Legendre (a cell reaching the end of the loss range uses
 //! the closed-form CDFs).
 
-use super::law::{cell_in_output, log_add, ContinuousRange, LossLaw};
+use super::law::{bracket_root, cell_in_output, log_add, ContinuousRange, LossLaw};
 use crate::error::{out_of_range, Result};
 use densities::normal::ln_cdf;
 
@@ -158,40 +158,14 @@ impl SubsampledLaw {
         let increasing = self.dir == Direction::Remove;
         // m lies left of the root.
         let left = |m: f64| (self.loss(m) < l) == increasing;
-        // Start next to the closed-form inverse (g = ln((e^{±l} − 1 + q)/q), then y from
-        // g), bracketed a hair around it and widened until it brackets: the bisection
-        // then ends on the same adjacent floats as one from the whole range, in ~15
-        // loss evaluations instead of ~70.
-        let (mut a, mut b) = (lo, hi);
+        // Start next to the closed-form inverse (g = ln((e^{±l} − 1 + q)/q), then y from g).
         let sl = if increasing { l } else { -l };
         let g = (sl.exp_m1() + self.q).ln() - self.ln_q;
         let y0 = match self.base {
             Base::Gaussian => (g + 0.5 * self.mu * self.mu) / self.mu,
             Base::Laplace => 0.5 * (g + self.mu),
         };
-        if y0.is_finite() && y0 > lo && y0 < hi {
-            let mut h = 1e-12 * y0.abs().max(1.0);
-            for _ in 0..40 {
-                let (u, v) = ((y0 - h).max(lo), (y0 + h).min(hi));
-                if (u == lo || left(u)) && (v == hi || !left(v)) {
-                    (a, b) = (u, v);
-                    break;
-                }
-                h *= 16.0;
-            }
-        }
-        for _ in 0..120 {
-            let m = 0.5 * (a + b);
-            if m <= a || m >= b {
-                break;
-            }
-            if left(m) {
-                a = m;
-            } else {
-                b = m;
-            }
-        }
-        0.5 * (a + b)
+        bracket_root(left, y0, lo, hi)
     }
 
     fn loss_bounds(&self) -> (f64, f64) {

@@ -117,7 +117,7 @@ fn run(
     epsilon: Option<f64>,
     accuracy: Option<f64>,
 ) -> PyResult<Bracket> {
-    run_with(py, specs, delta, epsilon, accuracy, None)
+    run_with(py, specs, delta, epsilon, accuracy, None, None)
 }
 
 /// As [`run`] with a work budget (`None`: the CLI's default).
@@ -128,22 +128,25 @@ fn run_with(
     epsilon: Option<f64>,
     accuracy: Option<f64>,
     max_work: Option<f64>,
+    schedule: Option<String>,
 ) -> PyResult<Bracket> {
     if delta.is_some() == epsilon.is_some() {
         return Err(value_error(
             "delta/epsilon: give exactly one of delta=D (to get epsilon) or epsilon=E (to get delta)",
         ));
     }
-    let req = AccountRequest::new(&specs, delta, epsilon, accuracy)
-        .and_then(|r| r.with_max_work(max_work))
-        .map_err(|(key, msg)| {
-            let key = match key.as_str() {
-                "--delta/--epsilon" => "delta/epsilon".to_string(),
-                "--max-work" => "max_work".to_string(),
-                k => argument_message(k),
-            };
-            value_error(format!("{key}: {msg}"))
-        })?;
+    let req =
+        AccountRequest::with_schedule_file(&specs, schedule.as_deref(), delta, epsilon, accuracy)
+            .and_then(|r| r.with_max_work(max_work))
+            .map_err(|(key, msg)| {
+                let key = match key.as_str() {
+                    "--delta/--epsilon" => "delta/epsilon".to_string(),
+                    "--max-work" => "max_work".to_string(),
+                    k if k.starts_with("--schedule") => k.replacen("--schedule", "schedule:", 1),
+                    k => argument_message(k),
+                };
+                value_error(format!("{key}: {msg}"))
+            })?;
     // Ctrl-C cancels the computation (it stops at its next FFT window).
     let work = Work::new(Some(req.max_work as u64));
     let result: Result<AccountResult, String> =
@@ -760,6 +763,17 @@ pub(crate) fn template_texts(mechanisms: &Bound<'_, PyAny>) -> PyResult<Vec<Stri
 
 /// The items of a list/tuple/iterable of mechanisms (Mechanism, Composition or SPEC).
 fn collect_parts(mechanisms: &Bound<'_, PyAny>) -> PyResult<Vec<MechanismSpec>> {
+    let parts = collect_parts_or_none(mechanisms)?;
+    if parts.is_empty() {
+        return Err(value_error(
+            "mechanisms: at least one mechanism (KIND:key=value,...) is required",
+        ));
+    }
+    Ok(parts)
+}
+
+/// As [`collect_parts`], an empty list allowed (with a schedule).
+fn collect_parts_or_none(mechanisms: &Bound<'_, PyAny>) -> PyResult<Vec<MechanismSpec>> {
     if mechanisms.is_instance_of::<PyString>() {
         return Err(value_error(
             "mechanisms: expected a list of SPEC strings or Mechanisms, got one string",
@@ -774,11 +788,6 @@ fn collect_parts(mechanisms: &Bound<'_, PyAny>) -> PyResult<Vec<MechanismSpec>> 
         let p = parts_of(&item)
             .map_err(|e| value_error(format!("mechanisms[{i}]: {}", e.value(item.py()))))?;
         parts.extend(p);
-    }
-    if parts.is_empty() {
-        return Err(value_error(
-            "mechanisms: at least one mechanism (KIND:key=value,...) is required",
-        ));
     }
     Ok(parts)
 }
@@ -797,9 +806,12 @@ fn compose(mechanisms: &Bound<'_, PyAny>) -> PyResult<Composition> {
 /// epsilon) or `epsilon` (to get delta). Returns a Bracket with lower <= exact <= upper.
 /// `max_work` is the work budget in bins transformed (default 6e8, about two minutes on
 /// 2 cores; in [1e6, 1e13]), as `--max-work`: past it the bracket reached so far is
-/// returned (still certified, `accuracy_met` False). Ctrl-C interrupts.
+/// returned (still certified, `accuracy_met` False). `schedule` is the path of a CSV of
+/// `sigma,q,count` segments of the Poisson-subsampled Gaussian composed after the
+/// mechanisms (as `--schedule`; `mechanisms` may then be empty). Ctrl-C interrupts.
 #[pyfunction]
-#[pyo3(signature = (mechanisms, *, delta=None, epsilon=None, accuracy=None, max_work=None))]
+#[pyo3(signature = (mechanisms, *, delta=None, epsilon=None, accuracy=None, max_work=None, schedule=None))]
+#[allow(clippy::too_many_arguments)]
 fn account(
     py: Python<'_>,
     mechanisms: &Bound<'_, PyAny>,
@@ -807,14 +819,19 @@ fn account(
     epsilon: Option<&Bound<'_, PyAny>>,
     accuracy: Option<&Bound<'_, PyAny>>,
     max_work: Option<&Bound<'_, PyAny>>,
+    schedule: Option<String>,
 ) -> PyResult<Bracket> {
-    let parts = collect_parts(mechanisms)?;
+    let parts = if schedule.is_some() {
+        collect_parts_or_none(mechanisms)?
+    } else {
+        collect_parts(mechanisms)?
+    };
     let d = optional_number("delta", delta)?;
     let e = optional_number("epsilon", epsilon)?;
     let acc = optional_number("accuracy", accuracy)?;
     let work = optional_number("max_work", max_work)?;
     let texts = parts.into_iter().map(|p| p.text).collect();
-    run_with(py, texts, d, e, acc, work)
+    run_with(py, texts, d, e, acc, work, schedule)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -144,3 +144,21 @@ def test_accuracy_narrows_the_bracket():
     assert fine.upper - fine.lower < coarse.upper - coarse.lower
     assert coarse.lower <= fine.lower and fine.upper <= coarse.upper * (1 + 1e-12)
     assert fine.accuracy_met and fine.seconds >= 0 and fine.step > 0
+
+
+def test_schedule_file_equals_its_segments_written_out(tmp_path):
+    path = tmp_path / "sched.csv"
+    path.write_text("sigma,q,count\n1.2,0.01,300\n0.9,0.02,200\n")
+    a = dpw.account([], schedule=str(path), delta=1e-6)
+    b = dpw.account(
+        [
+            "subsampled-gaussian:sigma=1.2,q=0.01,count=300",
+            "subsampled-gaussian:sigma=0.9,q=0.02,count=200",
+        ],
+        delta=1e-6,
+    )
+    assert (a.lower, a.upper) == (b.lower, b.upper)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("sigma,q,count\n1.2,0.01,300\n0.9,7,200\n")
+    with pytest.raises(ValueError, match="line 3: q"):
+        dpw.account([], schedule=str(bad), delta=1e-6)

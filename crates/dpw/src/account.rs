@@ -2,6 +2,7 @@
 //! ([`composition::accountant`]): a certified bracket of ε(δ) or δ(ε) for any list of
 //! mechanisms in the SPEC language ([`composition::accountant::MechanismSpec`]).
 
+use composition::accountant::schedule::{accounted, parse_csv, Segment, MAX_EXACT_LAWS};
 use composition::accountant::{spec::accountant, Answer, MechanismKind, MechanismSpec, Work};
 use serde::Serialize;
 use std::time::Instant;
@@ -30,6 +31,31 @@ pub struct AccountRequest {
     pub accuracy: Option<f64>,
     /// Work budget in bins transformed (docs/accountant.md §6.1).
     pub max_work: f64,
+    /// A schedule of subsampled-Gaussian segments composed with the mechanisms
+    /// (`--schedule FILE`, docs/accountant.md §2.8).
+    pub schedule: Option<ScheduleInput>,
+}
+
+/// A schedule file as read.
+#[derive(Debug, Clone)]
+pub struct ScheduleInput {
+    /// The path given.
+    pub path: String,
+    /// Its segments.
+    pub segments: Vec<Segment>,
+}
+
+/// How a schedule was accounted (for the output).
+#[derive(Debug, Clone, Copy)]
+pub struct ScheduleNote {
+    /// Segments in the file.
+    pub segments: usize,
+    /// Total steps.
+    pub steps: u64,
+    /// Distinct (σ, q) pairs.
+    pub distinct: usize,
+    /// The lattice ratio ρ, when the schedule was rounded.
+    pub ratio: Option<f64>,
 }
 
 /// Default work budget of `dpw account` (bins transformed): about a minute on the
@@ -47,6 +73,8 @@ pub struct AccountResult {
     pub work: u64,
     /// Whether the work budget stopped the refinement.
     pub budget_hit: bool,
+    /// How the schedule was accounted, if there was one.
+    pub schedule: Option<ScheduleNote>,
 }
 
 impl AccountRequest {
@@ -57,12 +85,47 @@ impl AccountRequest {
         epsilon: Option<f64>,
         accuracy: Option<f64>,
     ) -> Result<Self, (String, String)> {
-        if specs.is_empty() {
+        Self::with_schedule_file(specs, None, delta, epsilon, accuracy)
+    }
+
+    /// As [`Self::new`], with the segments of a schedule CSV (`sigma,q,count` rows) composed
+    /// after the mechanisms; then `specs` may be empty. A bad row is one line naming the
+    /// file, the line and the column.
+    pub fn with_schedule_file(
+        specs: &[String],
+        schedule: Option<&str>,
+        delta: Option<f64>,
+        epsilon: Option<f64>,
+        accuracy: Option<f64>,
+    ) -> Result<Self, (String, String)> {
+        if specs.is_empty() && schedule.is_none() {
             return Err((
                 "--mechanism".into(),
-                "at least one --mechanism KIND:key=value,... is required".into(),
+                "at least one --mechanism KIND:key=value,... (or a --schedule FILE) is required"
+                    .into(),
             ));
         }
+        let schedule = match schedule {
+            None => None,
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    (
+                        "--schedule".to_string(),
+                        format!("cannot read '{path}': {e}"),
+                    )
+                })?;
+                let segments = parse_csv(&text).map_err(|e| {
+                    (
+                        format!("--schedule {path}: line {}: {}", e.line, e.key),
+                        e.message,
+                    )
+                })?;
+                Some(ScheduleInput {
+                    path: path.to_string(),
+                    segments,
+                })
+            }
+        };
         let mut mechanisms = Vec::with_capacity(specs.len());
         for s in specs {
             mechanisms.push(
@@ -103,6 +166,7 @@ impl AccountRequest {
             query,
             accuracy,
             max_work: DEFAULT_MAX_WORK,
+            schedule,
         })
     }
 
@@ -112,8 +176,18 @@ impl AccountRequest {
         at_fpr: f64,
         accuracy: Option<f64>,
     ) -> Result<Self, (String, String)> {
+        Self::at_fpr_with_schedule(specs, None, at_fpr, accuracy)
+    }
+
+    /// As [`Self::at_fpr`], with a schedule file (see [`Self::with_schedule_file`]).
+    pub fn at_fpr_with_schedule(
+        specs: &[String],
+        schedule: Option<&str>,
+        at_fpr: f64,
+        accuracy: Option<f64>,
+    ) -> Result<Self, (String, String)> {
         // Validated as a δ question, then asked at the FPR instead.
-        let mut r = Self::new(specs, Some(0.5), None, accuracy)?;
+        let mut r = Self::with_schedule_file(specs, schedule, Some(0.5), None, accuracy)?;
         if !(at_fpr > 0.0 && at_fpr < 1.0) {
             return Err((
                 "--at-fpr".into(),
@@ -148,13 +222,81 @@ impl AccountRequest {
     /// cancelled run is the error "interrupted").
     pub fn run_on(&self, work: &Work) -> Result<AccountResult, String> {
         let start = Instant::now();
-        let mut acc = accountant(&self.mechanisms)
+        let (answer, note) = match &self.schedule {
+            None => (self.ask(&self.mechanisms, work)?, None),
+            Some(sch) => {
+                let acc = accounted(&sch.segments, self.accuracy.unwrap_or(1e-4), MAX_EXACT_LAWS)
+                    .map_err(|e| format!("--schedule: {}", e.0))?;
+                let with = |extra: &[MechanismSpec]| -> Vec<MechanismSpec> {
+                    self.mechanisms.iter().chain(extra).cloned().collect()
+                };
+                let note = ScheduleNote {
+                    segments: sch.segments.len(),
+                    steps: acc.steps,
+                    distinct: acc.distinct,
+                    ratio: acc.ratio,
+                };
+                let answer = if let Some(rho) = acc.ratio {
+                    // Each end from the rounded schedule on its side (§2.8): every
+                    // quantity asked (ε, δ, TPR) grows as a step leaks more. The rounding
+                    // already costs about ρ of width, so the accountant is asked for no
+                    // finer accuracy than ρ.
+                    let coarse = self.accuracy.unwrap_or(1e-4).max(rho.min(0.01));
+                    let up = self.ask_at(&with(&acc.upper), work, Some(coarse))?;
+                    let lo = self.ask_at(&with(&acc.lower), work, Some(coarse))?;
+                    let width = match self.query {
+                        Query::Epsilon(_) => -(lo.ln_lower - up.ln_upper).exp_m1(),
+                        _ if up.upper > 0.0 => (up.upper - lo.lower) / up.upper,
+                        _ => 0.0,
+                    };
+                    let default = if matches!(self.query, Query::Delta(_)) {
+                        1e-4
+                    } else {
+                        1e-3
+                    };
+                    Answer {
+                        lower: lo.lower,
+                        estimate: 0.5 * (lo.lower + up.upper),
+                        upper: up.upper,
+                        ln_lower: lo.ln_lower,
+                        ln_upper: up.ln_upper,
+                        step: up.step.min(lo.step),
+                        accuracy_met: width <= self.accuracy.unwrap_or(default),
+                    }
+                } else {
+                    self.ask(&with(&acc.upper), work)?
+                };
+                (answer, Some(note))
+            }
+        };
+        Ok(AccountResult {
+            answer,
+            seconds: start.elapsed().as_secs_f64(),
+            work: work.done(),
+            budget_hit: work.budget_hit(),
+            schedule: note,
+        })
+    }
+
+    /// The query on one composition.
+    fn ask(&self, mechanisms: &[MechanismSpec], work: &Work) -> Result<Answer, String> {
+        self.ask_at(mechanisms, work, self.accuracy)
+    }
+
+    /// The query on one composition at accuracy `accuracy` (`None`: the default).
+    fn ask_at(
+        &self,
+        mechanisms: &[MechanismSpec],
+        work: &Work,
+        accuracy: Option<f64>,
+    ) -> Result<Answer, String> {
+        let mut acc = accountant(mechanisms)
             .map_err(|e| e.0)?
             .with_work(work.clone());
-        if let Some(a) = self.accuracy {
+        if let Some(a) = accuracy {
             acc = acc.with_accuracy(a).map_err(|e| e.to_string())?;
         }
-        let answer = match self.query {
+        match self.query {
             Query::Delta(d) => acc.epsilon(d),
             Query::Epsilon(e) => acc.delta(e),
             Query::AtFpr(a) => acc.tradeoff(&[a]).map(|p| {
@@ -194,12 +336,6 @@ impl AccountRequest {
                  budget ({other}); ask for a coarser --accuracy, or compose mechanisms of more \
                  similar scales"
             ),
-        })?;
-        Ok(AccountResult {
-            answer,
-            seconds: start.elapsed().as_secs_f64(),
-            work: work.done(),
-            budget_hit: work.budget_hit(),
         })
     }
 
@@ -288,6 +424,8 @@ struct JsonRequest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     at_fpr: Option<f64>,
     accuracy: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schedule: Option<serde_json::Value>,
 }
 
 fn params(m: &MechanismSpec) -> serde_json::Value {
@@ -373,6 +511,16 @@ pub fn render_json(req: &AccountRequest, r: &AccountResult) -> String {
             _ => None,
         },
         accuracy: req.accuracy,
+        schedule: match (&req.schedule, &r.schedule) {
+            (Some(s), Some(n)) => Some(serde_json::json!({
+                "path": s.path,
+                "segments": n.segments,
+                "steps": n.steps,
+                "distinct": n.distinct,
+                "lattice_ratio": n.ratio,
+            })),
+            _ => None,
+        },
     };
     let v = serde_json::json!({
         "quantity": req.quantity(),
@@ -404,6 +552,17 @@ pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
     out.push_str("composition of\n");
     for m in &req.mechanisms {
         out.push_str(&format!("  {}\n", m.text));
+    }
+    if let (Some(sch), Some(n)) = (&req.schedule, &r.schedule) {
+        out.push_str(&format!(
+            "  schedule {}: {} segments, {} steps, {} distinct (sigma, q)\n",
+            sch.path, n.segments, n.steps, n.distinct
+        ));
+        if let Some(rho) = n.ratio {
+            out.push_str(&format!(
+                "    rounded onto the lattice (1 + {rho:.3e})^k: sigma down and q up for the upper end, the other way for the lower\n"
+            ));
+        }
     }
     let (given, asked) = match req.query {
         Query::Delta(d) => (format!("delta = {d:e}"), "epsilon"),

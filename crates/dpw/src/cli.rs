@@ -84,6 +84,12 @@ pub enum Command {
         /// A mechanism (repeat the flag to compose several).
         #[arg(long = "mechanism", value_name = "SPEC")]
         mechanisms: Vec<String>,
+        /// A schedule: a CSV with the header sigma,q,count and one segment of
+        /// Poisson-subsampled Gaussian steps a row (noise multiplier, rate, steps),
+        /// composed after the mechanisms. Many distinct (sigma, q) are rounded onto a fine
+        /// lattice, each end on its safe side (docs/accountant.md §2.8).
+        #[arg(long, value_name = "FILE")]
+        schedule: Option<String>,
         /// Report ε at this δ in (0, 1).
         #[arg(long, value_name = "D", allow_negative_numbers = true)]
         delta: Option<f64>,
@@ -324,6 +330,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
         }
         Command::Account {
             mechanisms,
+            schedule,
             delta,
             epsilon,
             at_fpr,
@@ -332,12 +339,23 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
             format,
         } => {
             let req = match (at_fpr, delta, epsilon) {
-                (Some(a), None, None) => AccountRequest::at_fpr(&mechanisms, a, accuracy),
+                (Some(a), None, None) => AccountRequest::at_fpr_with_schedule(
+                    &mechanisms,
+                    schedule.as_deref(),
+                    a,
+                    accuracy,
+                ),
                 (Some(_), _, _) => Err((
                     "--at-fpr".to_string(),
                     "give one of --delta, --epsilon or --at-fpr".to_string(),
                 )),
-                _ => AccountRequest::new(&mechanisms, delta, epsilon, accuracy),
+                _ => AccountRequest::with_schedule_file(
+                    &mechanisms,
+                    schedule.as_deref(),
+                    delta,
+                    epsilon,
+                    accuracy,
+                ),
             }
             .and_then(|r| r.with_max_work(max_work))
             .map_err(|(key, message)| DpwError::Input {

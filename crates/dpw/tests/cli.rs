@@ -1849,3 +1849,76 @@ fn account_at_fpr_brackets_the_gaussian_tradeoff() {
     );
     assert_bad_output(&both, "account", "--at-fpr");
 }
+
+#[test]
+fn account_schedule_composes_its_segments_and_refuses_a_bad_row_naming_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two segments after a mechanism: the same as the three mechanisms written out.
+    std::fs::write(
+        dir.path().join("sched.csv"),
+        "sigma,q,count\n1.2,0.01,300\n0.9,0.02,200\n",
+    )
+    .unwrap();
+    let a = dpw(
+        dir.path(),
+        &[
+            "account",
+            "--mechanism",
+            "gaussian:sigma=30",
+            "--schedule",
+            "sched.csv",
+            "--delta",
+            "1e-6",
+            "--format",
+            "csv",
+        ],
+    );
+    let b = dpw(
+        dir.path(),
+        &[
+            "account",
+            "--mechanism",
+            "gaussian:sigma=30",
+            "--mechanism",
+            "subsampled-gaussian:sigma=1.2,q=0.01,count=300",
+            "--mechanism",
+            "subsampled-gaussian:sigma=0.9,q=0.02,count=200",
+            "--delta",
+            "1e-6",
+            "--format",
+            "csv",
+        ],
+    );
+    assert!(a.status.success(), "{}", stderr(&a));
+    let row = |o: &Output| {
+        stdout(o)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .rsplit_once(',')
+            .unwrap()
+            .0
+            .to_string()
+    };
+    assert_eq!(row(&a), row(&b));
+    // A bad row: exit 2, one line naming the file, the line and the column; no output.
+    std::fs::write(
+        dir.path().join("bad.csv"),
+        "sigma,q,count\n1.2,0.01,300\n0.9,7,200\n",
+    )
+    .unwrap();
+    let o = dpw(
+        dir.path(),
+        &["account", "--schedule", "bad.csv", "--delta", "1e-6"],
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("bad.csv")
+            && e.contains("line 3")
+            && e.contains(": q:")
+            && e.lines().count() == 1,
+        "{e}"
+    );
+    assert!(stdout(&o).is_empty());
+}

@@ -30,6 +30,7 @@ pub mod lattice;
 pub mod law;
 pub mod mixture;
 pub mod radius;
+pub mod schedule;
 pub mod solve;
 pub mod spec;
 mod steps;

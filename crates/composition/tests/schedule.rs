@@ -1,0 +1,165 @@
+//! Schedules (docs/accountant.md §2.8): segments of the Poisson-subsampled Gaussian with
+//! changing (σ, q), exact up to a number of distinct laws, rounded onto a lattice beyond.
+
+use composition::accountant::schedule::{accounted, parse_csv, Segment};
+use composition::accountant::{spec, Answer, MechanismSpec};
+
+fn epsilon(specs: &[MechanismSpec], delta: f64, accuracy: f64) -> Answer {
+    spec::accountant(specs)
+        .unwrap()
+        .with_accuracy(accuracy)
+        .unwrap()
+        .epsilon(delta)
+        .unwrap()
+}
+
+#[test]
+fn a_schedule_of_identical_segments_is_the_plain_count() {
+    let text = "sigma,q,count\n".to_string() + &"1.1,0.02,50\n".repeat(20);
+    let segs = parse_csv(&text).unwrap();
+    let a = accounted(&segs, 1e-4, 128).unwrap();
+    assert_eq!((a.distinct, a.steps, a.ratio), (1, 1000, None));
+    let plain: MechanismSpec = "subsampled-gaussian:sigma=1.1,q=0.02,count=1000"
+        .parse()
+        .unwrap();
+    // The same law with the same count: the same bracket, bit for bit.
+    assert_eq!(epsilon(&a.upper, 1e-5, 1e-4), epsilon(&[plain], 1e-5, 1e-4));
+}
+
+/// A seeded schedule of `n` segments with σ in [0.8, 1.6] and q in [0.005, 0.05].
+fn random_schedule(n: usize, count: u64) -> Vec<Segment> {
+    let mut s: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut u = || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    (0..n)
+        .map(|_| Segment {
+            sigma: 0.8 + 0.8 * u(),
+            q: 0.005 * 10f64.powf(u()),
+            count,
+        })
+        .collect()
+}
+
+#[test]
+fn a_rounded_schedule_brackets_the_unrounded_composition() {
+    // 16 distinct segments of 62 or 63 steps (T = 1e3), rounded onto a lattice that leaves
+    // at most 8 laws a side; the unrounded composition (16 laws) is the independent route.
+    let mut segs = random_schedule(16, 62);
+    for s in &mut segs[..8] {
+        s.count = 63;
+    }
+    let a = accounted(&segs, 1e-4, 8).unwrap();
+    let rho = a.ratio.expect("rounded");
+    assert!(a.upper.len() <= 8 && a.lower.len() <= 8, "ρ = {rho}");
+    let total = |s: &[MechanismSpec]| s.iter().map(|m| m.count).sum::<u64>();
+    assert_eq!((total(&a.upper), total(&a.lower)), (1000, 1000));
+    let exact_specs: Vec<MechanismSpec> = segs
+        .iter()
+        .map(|s| {
+            format!(
+                "subsampled-gaussian:sigma={:?},q={:?},count={}",
+                s.sigma, s.q, s.count
+            )
+            .parse()
+            .unwrap()
+        })
+        .collect();
+    let exact = epsilon(&exact_specs, 1e-5, 1e-3);
+    let up = epsilon(&a.upper, 1e-5, 1e-3);
+    let lo = epsilon(&a.lower, 1e-5, 1e-3);
+    // The rounded ends hold the exact composition's bracket: each rounded schedule leaks
+    // more (upper) or less (lower) at every step.
+    assert!(
+        lo.lower <= exact.lower && exact.upper <= up.upper,
+        "rounded [{}, {}] does not hold the exact [{}, {}]",
+        lo.lower,
+        up.upper,
+        exact.lower,
+        exact.upper
+    );
+    // And the rounding costs width but not much: ρ ≈ {rho} widens by a few ρ.
+    let width = up.upper / lo.lower - 1.0;
+    assert!(
+        width > exact.upper / exact.lower - 1.0 && width < 20.0 * rho,
+        "{width}"
+    );
+}
+
+#[test]
+fn lattice_rounding_is_on_its_side_and_every_lattice_segment_comes_from_the_schedule() {
+    let segs = random_schedule(300, 3);
+    let a = accounted(&segs, 1e-3, 10).unwrap();
+    let parse = |m: &MechanismSpec| match m.kind {
+        composition::accountant::MechanismKind::SubsampledGaussian { sigma, q } => (sigma, q),
+        _ => unreachable!(),
+    };
+    let (smin, smax) = segs.iter().fold((f64::INFINITY, 0.0f64), |(a, b), s| {
+        (a.min(s.sigma), b.max(s.sigma))
+    });
+    let (qmin, qmax) = segs.iter().fold((f64::INFINITY, 0.0f64), |(a, b), s| {
+        (a.min(s.q), b.max(s.q))
+    });
+    let rho = a.ratio.unwrap();
+    for m in &a.upper {
+        let (s, q) = parse(m);
+        assert!(s <= smax && s >= smin / (1.0 + rho) && q >= qmin && q <= qmax * (1.0 + rho));
+    }
+    // Sorted by σ, each segment's upper-side σ is at most its own and its q at least its
+    // own: check on the rounding of every segment through a one-segment schedule.
+    for s in &segs[..50] {
+        let one = [
+            *s,
+            Segment {
+                sigma: s.sigma * 3.0,
+                q: s.q,
+                count: 1,
+            },
+        ];
+        let b = accounted(&one, 1e-3, 1).unwrap();
+        let (su, qu) = parse(&b.upper[0]);
+        let (sl, ql) = parse(&b.lower[0]);
+        assert!(
+            su <= s.sigma && qu >= s.q && sl >= s.sigma && ql <= s.q,
+            "{s:?}"
+        );
+    }
+}
+
+#[test]
+fn schedule_files_refuse_bad_rows_naming_line_and_column() {
+    let cases = [
+        ("", 1, "header"),
+        ("sigma,q\n1,0.1\n", 1, "header"),
+        ("sigma,q,count\n", 1, "rows"),
+        ("sigma,q,count\n1,0.1,10\n1,1.5,10\n", 3, "q"),
+        ("# a comment\nsigma,q,count\n\n-1,0.1,10\n", 4, "sigma"),
+        ("sigma,q,count\n1,0.1,2.5\n", 2, "count"),
+        ("sigma,q,count\n1,0.1\n", 2, "row"),
+        ("sigma,q,count\nnan,0.1,3\n", 2, "sigma"),
+        ("sigma,q,count\n0.001,0.1,3\n", 2, "sigma"),
+        (
+            "sigma,q,count\n1,0.1,6000000000\n1,0.1,6000000000\n",
+            3,
+            "count",
+        ),
+    ];
+    for (text, line, key) in cases {
+        let e = parse_csv(text).unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (line, key), "{text:?}: {e:?}");
+        assert!(!e.message.is_empty() && !e.message.contains('\n'));
+    }
+    // Columns in any order.
+    let s = parse_csv("count,q,sigma\n7,0.25,2\n").unwrap();
+    assert_eq!(
+        s,
+        vec![Segment {
+            sigma: 2.0,
+            q: 0.25,
+            count: 7
+        }]
+    );
+}

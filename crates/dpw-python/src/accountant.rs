@@ -46,11 +46,17 @@ fn spec_text(kind: &MechanismKind, pipeline: Pipeline, sensitivity: f64, count: 
         }
     };
     // The pipeline keys where they differ from the defaults (docs/accountant.md §2.7).
-    if let Sampling::Fixed { batch, n } = pipeline.sampling {
+    let sampler = match pipeline.sampling {
+        Sampling::Poisson => None,
+        Sampling::Fixed { batch, n } => Some(format!(",sampling=fixed,batch={batch},n={n}")),
+        Sampling::Shuffle { batch, n } => Some(format!(",sampling=shuffle,batch={batch},n={n}")),
+        Sampling::Allocation { steps } => Some(format!(",sampling=allocation,steps={steps}")),
+    };
+    if let Some(keys) = sampler {
         if let Some(i) = s.find(",q=") {
             s.truncate(i);
         }
-        s.push_str(&format!(",sampling=fixed,batch={batch},n={n}"));
+        s.push_str(&keys);
     }
     if pipeline.neighbours == Neighbours::ReplaceOne {
         s.push_str(",neighbours=replace-one");

@@ -3,6 +3,7 @@
 //! mechanisms in the SPEC language ([`composition::accountant::MechanismSpec`]).
 
 use composition::accountant::schedule::{accounted, parse_csv, Segment, MAX_EXACT_LAWS};
+use composition::accountant::spec::{lower_bound_accountant, Sampling};
 use composition::accountant::{spec::accountant, Answer, MechanismKind, MechanismSpec, Work};
 use serde::Serialize;
 use std::time::Instant;
@@ -75,6 +76,10 @@ pub struct AccountResult {
     pub budget_hit: bool,
     /// How the schedule was accounted, if there was one.
     pub schedule: Option<ScheduleNote>,
+    /// With a shuffled or balls-in-bins mechanism (only a lower bound is certified,
+    /// docs/accountant.md §2.9): the upper end Poisson sampling at the same rate would
+    /// claim, which is *not* a bound for those samplers.
+    pub poisson_claim: Option<f64>,
 }
 
 impl AccountRequest {
@@ -269,13 +274,39 @@ impl AccountRequest {
                 (answer, Some(note))
             }
         };
+        let (answer, poisson_claim) = if self.lower_bound_only() {
+            // Only the lower end holds (§2.9): the upper end is none known (+∞, a true
+            // bound), and beside it what Poisson accounting at the same rate would claim.
+            let poisson: Vec<MechanismSpec> = self
+                .mechanisms
+                .iter()
+                .map(poisson_equivalent)
+                .collect::<Result<_, _>>()?;
+            let claim = self.ask(&poisson, work)?.upper;
+            let a = Answer {
+                estimate: answer.lower,
+                upper: f64::INFINITY,
+                ln_upper: f64::INFINITY,
+                accuracy_met: true,
+                ..answer
+            };
+            (a, Some(claim))
+        } else {
+            (answer, None)
+        };
         Ok(AccountResult {
             answer,
             seconds: start.elapsed().as_secs_f64(),
             work: work.done(),
             budget_hit: work.budget_hit(),
             schedule: note,
+            poisson_claim,
         })
+    }
+
+    /// Whether some mechanism's only certified number is a lower bound (§2.9).
+    pub fn lower_bound_only(&self) -> bool {
+        self.mechanisms.iter().any(|m| m.lower_bound_only())
     }
 
     /// The query on one composition.
@@ -290,9 +321,12 @@ impl AccountRequest {
         work: &Work,
         accuracy: Option<f64>,
     ) -> Result<Answer, String> {
-        let mut acc = accountant(mechanisms)
-            .map_err(|e| e.0)?
-            .with_work(work.clone());
+        let build = if self.lower_bound_only() {
+            lower_bound_accountant
+        } else {
+            accountant
+        };
+        let mut acc = build(mechanisms).map_err(|e| e.0)?.with_work(work.clone());
         if let Some(a) = accuracy {
             acc = acc.with_accuracy(a).map_err(|e| e.to_string())?;
         }
@@ -349,6 +383,35 @@ impl AccountRequest {
     }
 }
 
+/// The Poisson-sampled mechanism at the same rate and number of steps as a shuffled or
+/// balls-in-bins one (an epoch of t steps at q = 1/t); any other mechanism as it is.
+fn poisson_equivalent(m: &MechanismSpec) -> Result<MechanismSpec, String> {
+    let t = match m.pipeline.sampling {
+        Sampling::Shuffle { batch, n } => n / batch,
+        Sampling::Allocation { steps } => steps,
+        _ => return Ok(m.clone()),
+    };
+    let MechanismKind::SubsampledGaussian { sigma, q } = m.kind else {
+        return Ok(m.clone());
+    };
+    let steps = m
+        .count
+        .checked_mul(t)
+        .filter(|&s| s <= composition::accountant::MAX_COUNT)
+        .ok_or_else(|| {
+            format!(
+                "--mechanism: {}: the Poisson comparison needs count × steps of an epoch at most 1e10",
+                m.text
+            )
+        })?;
+    format!(
+        "subsampled-gaussian:sigma={sigma:?},q={q:?},count={steps},sensitivity={:?}",
+        m.sensitivity
+    )
+    .parse()
+    .map_err(|e: composition::accountant::spec::SpecError| format!("--mechanism: {}", e.0))
+}
+
 /// A number in shortest round-trip form; a δ below `f64`'s range is written from its
 /// logarithm in scientific notation (`3.2e-400`) with 12 significant digits, rounded
 /// outward for a certified end (`side`: `Some(true)` upper, `Some(false)` lower) and to
@@ -382,6 +445,15 @@ fn value(v: f64, ln: f64, side: Option<bool>) -> String {
 
 fn values(req: &AccountRequest, r: &AccountResult) -> [String; 3] {
     let a = &r.answer;
+    if r.poisson_claim.is_some() {
+        // Only the lower end is certified (§2.9): no estimate, no upper end; the CSV field
+        // is left empty (never an infinity in a CSV).
+        let lo = match req.query {
+            Query::Epsilon(_) => value(a.lower, a.ln_lower, Some(false)),
+            _ => format!("{:?}", a.lower),
+        };
+        return [lo, String::new(), String::new()];
+    }
     match req.query {
         Query::Delta(_) | Query::AtFpr(_) => {
             [a.lower, a.estimate, a.upper].map(|v| format!("{v:?}"))
@@ -433,10 +505,22 @@ fn params(m: &MechanismSpec) -> serde_json::Value {
     // The pipeline keys where they differ from the defaults (docs/accountant.md §2.7).
     use composition::accountant::spec::{Neighbours, Sampling};
     let p = m.pipeline;
-    if let Sampling::Fixed { batch, n } = p.sampling {
-        v["sampling"] = "fixed".into();
-        v["batch"] = batch.into();
-        v["n"] = n.into();
+    match p.sampling {
+        Sampling::Poisson => {}
+        Sampling::Fixed { batch, n } | Sampling::Shuffle { batch, n } => {
+            let name = if matches!(p.sampling, Sampling::Fixed { .. }) {
+                "fixed"
+            } else {
+                "shuffle"
+            };
+            v["sampling"] = name.into();
+            v["batch"] = batch.into();
+            v["n"] = n.into();
+        }
+        Sampling::Allocation { steps } => {
+            v["sampling"] = "allocation".into();
+            v["steps"] = steps.into();
+        }
     }
     if p.neighbours == Neighbours::ReplaceOne {
         v["neighbours"] = "replace-one".into();
@@ -473,6 +557,10 @@ fn kind_params(m: &MechanismSpec) -> serde_json::Value {
 pub fn render_json(req: &AccountRequest, r: &AccountResult) -> String {
     let [lo, est, hi] = values(req, r);
     let num = |s: &str| -> serde_json::Value {
+        if s.is_empty() {
+            // No such end (a lower-bound-only answer, §2.9).
+            return serde_json::Value::Null;
+        }
         s.parse::<f64>()
             .ok()
             .filter(|v| v.is_finite() && (*v != 0.0 || s.trim_start_matches('-').starts_with('0')))
@@ -534,6 +622,8 @@ pub fn render_json(req: &AccountRequest, r: &AccountResult) -> String {
         "accuracy_met": r.answer.accuracy_met,
         "work": r.work,
         "max_work": req.max_work,
+        "lower_bound_only": r.poisson_claim.is_some(),
+        "poisson_claim": r.poisson_claim,
         "request": request,
     });
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
@@ -573,10 +663,23 @@ pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
         ),
     };
     out.push_str(&format!("at {given}, certified {asked}:\n"));
-    out.push_str(&format!(
-        "  lower     {lo}\n  estimate  {est}\n  upper     {hi}\n"
-    ));
+    if r.poisson_claim.is_some() {
+        out.push_str(&format!("  lower     {lo}\n  upper     none certified\n"));
+    } else {
+        out.push_str(&format!(
+            "  lower     {lo}\n  estimate  {est}\n  upper     {hi}\n"
+        ));
+    }
     let a = &r.answer;
+    if let Some(claim) = r.poisson_claim {
+        out.push_str(&format!(
+            "  only the lower end is certified: no tight upper bound is known for shuffled \
+             batches (nor built here for balls-in-bins); Poisson sampling at the same rate \
+             would claim at most {claim:?}, a bound for Poisson sampling only; {:.3} s\n",
+            r.seconds
+        ));
+        return out;
+    }
     let width = match req.query {
         Query::Delta(_) | Query::AtFpr(_) if a.upper > 0.0 => (a.upper - a.lower) / a.upper,
         Query::Epsilon(_) => -(a.ln_lower - a.ln_upper).exp_m1(),

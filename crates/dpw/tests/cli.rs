@@ -1922,3 +1922,74 @@ fn account_schedule_composes_its_segments_and_refuses_a_bad_row_naming_file_line
     );
     assert!(stdout(&o).is_empty());
 }
+
+#[test]
+fn account_shuffle_reports_a_lower_bound_only_beside_the_poisson_claim() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = "subsampled-gaussian:sigma=0.7,sampling=shuffle,batch=600,n=60000";
+    let csv = dpw(
+        dir.path(),
+        &[
+            "account",
+            "--mechanism",
+            spec,
+            "--delta",
+            "1e-5",
+            "--format",
+            "csv",
+        ],
+    );
+    assert!(csv.status.success(), "{}", stderr(&csv));
+    let out = stdout(&csv);
+    let row: Vec<&str> = out.lines().nth(1).unwrap().split(',').collect();
+    // quantity, lower, no estimate, no upper, seconds: never a number that looks like an
+    // upper bound for shuffling.
+    assert_eq!((row[0], row[2], row[3]), ("epsilon", "", ""));
+    let lower: f64 = row[1].parse().unwrap();
+    let table = stdout(&dpw(
+        dir.path(),
+        &["account", "--mechanism", spec, "--delta", "1e-5"],
+    ));
+    assert!(table.contains("upper     none certified") && table.contains("Poisson sampling"));
+    // Poisson sampling at the same rate, accounted as such, is what the note quotes.
+    let poisson = dpw(
+        dir.path(),
+        &[
+            "account",
+            "--mechanism",
+            "subsampled-gaussian:sigma=0.7,q=0.01,count=100",
+            "--delta",
+            "1e-5",
+            "--format",
+            "csv",
+        ],
+    );
+    let p_upper = stdout(&poisson)
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .nth(3)
+        .unwrap()
+        .to_string();
+    assert!(
+        table.contains(&format!("would claim at most {p_upper}")),
+        "{table}"
+    );
+    assert!(lower > 0.0 && p_upper.parse::<f64>().unwrap() > 0.0);
+    // The solver needs an upper bound: refused in one line, exit 2.
+    let s = dpw(
+        dir.path(),
+        &[
+            "solve",
+            "--mechanism",
+            "subsampled-gaussian:sigma=?,sampling=shuffle,batch=600,n=60000",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+        ],
+    );
+    assert_eq!(s.status.code(), Some(2));
+    assert!(stderr(&s).contains("no certified upper bound"));
+}

@@ -528,6 +528,22 @@ fn spec_string(rng: &mut impl Rng) -> String {
             mix(rng, &good, &bad),
             pick(rng, &["2", "1000", "0"])
         ),
+        format!(
+            "subsampled-gaussian:sigma={},{}",
+            mix(rng, &["0.8", "1", "2"], &bad),
+            mix(
+                rng,
+                &[
+                    "sampling=shuffle,batch=100,n=1000",
+                    "sampling=allocation,steps=50"
+                ],
+                &[
+                    "sampling=shuffle,batch=7,n=100",
+                    "sampling=allocation,steps=0",
+                    "sampling=allocation"
+                ]
+            )
+        ),
         "bounded:family=gauss,radius=10".to_string(),
         format!(
             "gaussian:sigma=1,{}=1",

@@ -28,6 +28,7 @@
 mod jump;
 pub mod lattice;
 pub mod law;
+pub mod max_statistic;
 pub mod mixture;
 pub mod radius;
 pub mod schedule;

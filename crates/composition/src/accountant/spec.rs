@@ -21,6 +21,7 @@
 //! in for `q = batch/n`).
 
 use super::law::{BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, LossLaw};
+use super::max_statistic::MaxStatisticLaw;
 use super::mixture::MixtureLaw;
 use super::subsampled::{Base, Direction, SubsampledLaw};
 use super::MAX_COUNT;
@@ -103,6 +104,21 @@ pub enum Sampling {
         /// Dataset size (the larger of the two under add/remove).
         n: u64,
     },
+    /// Shuffled epochs: a random permutation cut into `n/batch` batches; `count` counts
+    /// epochs. Only a certified lower bound is known (§2.9).
+    Shuffle {
+        /// Batch size, dividing `n`.
+        batch: u64,
+        /// Dataset size.
+        n: u64,
+    },
+    /// Balls-in-bins: each example in exactly one of `steps` steps of an epoch, chosen
+    /// uniformly and independently; `count` counts epochs. Only a certified lower bound is
+    /// built (§2.9).
+    Allocation {
+        /// Steps per epoch.
+        steps: u64,
+    },
 }
 
 /// Which datasets are neighbours.
@@ -180,6 +196,7 @@ pub fn kind_keys(kind: &str) -> Option<&'static [&'static str]> {
             "q",
             "batch",
             "n",
+            "steps",
             "sampling",
             "neighbours",
             "group",
@@ -189,6 +206,7 @@ pub fn kind_keys(kind: &str) -> Option<&'static [&'static str]> {
             "q",
             "batch",
             "n",
+            "steps",
             "sampling",
             "neighbours",
             "group",
@@ -250,15 +268,25 @@ fn parse_pipeline(kind: &str, get: &dyn Fn(&str) -> Option<String>) -> Result<Pi
     };
     let batch = integer("batch", MAX_N, "[1, 1e15]")?;
     let n = integer("n", MAX_N, "[1, 1e15]")?;
-    let fixed = match get("sampling").as_deref() {
-        None | Some("poisson") => false,
-        Some("fixed") => true,
-        Some(other) => {
+    let steps = integer("steps", super::max_statistic::MAX_STEPS as f64, "[1, 1e6]")?;
+    let sampler = get("sampling").unwrap_or_else(|| "poisson".into());
+    let fixed = match sampler.as_str() {
+        "poisson" => false,
+        "fixed" => true,
+        "shuffle" | "allocation" => {
+            return parse_epochs(kind, &sampler, batch, n, steps, neighbours, group, get);
+        }
+        other => {
             return Err(SpecError(format!(
-                "{kind}: sampling = '{other}' is not one of: poisson, fixed"
+                "{kind}: sampling = '{other}' is not one of: poisson, fixed, shuffle, allocation"
             )))
         }
     };
+    if steps.is_some() {
+        return Err(SpecError(format!(
+            "{kind}: steps applies to sampling=allocation only"
+        )));
+    }
     let has_q = get("q").is_some();
     let sampling = match (batch, n) {
         (Some(b), Some(n)) => {
@@ -317,6 +345,68 @@ fn parse_pipeline(kind: &str, get: &dyn Fn(&str) -> Option<String>) -> Result<Pi
             "{kind}: group > 1 with sampling=fixed is not built (it is for Poisson sampling)"
         )));
     }
+    Ok(Pipeline {
+        sampling,
+        neighbours,
+        group,
+    })
+}
+
+/// The keys of the epoch samplers (`shuffle`, `allocation`; §2.9), whose only certified
+/// number is a lower bound.
+#[allow(clippy::too_many_arguments)]
+fn parse_epochs(
+    kind: &str,
+    sampler: &str,
+    batch: Option<u64>,
+    n: Option<u64>,
+    steps: Option<u64>,
+    neighbours: Neighbours,
+    group: u32,
+    get: &dyn Fn(&str) -> Option<String>,
+) -> Result<Pipeline, SpecError> {
+    if kind != "subsampled-gaussian" || neighbours != Neighbours::AddRemove || group > 1 {
+        return Err(SpecError(format!(
+            "{kind}: sampling={sampler} is built for subsampled-gaussian with add/remove \
+             neighbours and group 1 only"
+        )));
+    }
+    if get("q").is_some() {
+        return Err(SpecError(format!(
+            "{kind}: sampling={sampler} takes no q (the rate is one step of the epoch)"
+        )));
+    }
+    let sampling = if sampler == "shuffle" {
+        if steps.is_some() {
+            return Err(SpecError(format!(
+                "{kind}: sampling=shuffle takes batch and n, not steps"
+            )));
+        }
+        let (Some(b), Some(n)) = (batch, n) else {
+            return Err(SpecError(format!(
+                "{kind}: sampling=shuffle needs batch and n"
+            )));
+        };
+        if n % b != 0 || n / b > super::max_statistic::MAX_STEPS {
+            return Err(SpecError(format!(
+                "{kind}: batch = {b} is outside the allowed range: a divisor of n = {n} \
+                 with n/batch at most 1e6 steps an epoch"
+            )));
+        }
+        Sampling::Shuffle { batch: b, n }
+    } else {
+        if batch.is_some() || n.is_some() {
+            return Err(SpecError(format!(
+                "{kind}: sampling=allocation takes steps, not batch and n"
+            )));
+        }
+        let Some(t) = steps else {
+            return Err(SpecError(format!(
+                "{kind}: sampling=allocation needs steps (the steps of an epoch)"
+            )));
+        };
+        Sampling::Allocation { steps: t }
+    };
     Ok(Pipeline {
         sampling,
         neighbours,
@@ -390,7 +480,10 @@ impl std::str::FromStr for MechanismSpec {
         let pipeline = parse_pipeline(kind, &get)?;
         let rate = || -> Result<f64, SpecError> {
             let q = match pipeline.sampling {
-                Sampling::Fixed { batch, n } => div_up(batch as f64, n as f64),
+                Sampling::Fixed { batch, n } | Sampling::Shuffle { batch, n } => {
+                    div_up(batch as f64, n as f64)
+                }
+                Sampling::Allocation { steps } => div_up(1.0, steps as f64),
                 Sampling::Poisson => match (get("batch"), get("n")) {
                     (None, None) => need("q")?,
                     // Parsed and checked by parse_pipeline.
@@ -511,6 +604,15 @@ impl MechanismSpec {
             let p = self.pipeline;
             let one = self.sensitivity;
             let err = |mu: f64| move |_| wrap("sensitivity/scale", "[1e-6, 50]", mu);
+            let epochs = |mu: f64, t: u64| -> Result<Laws, SpecError> {
+                let e = |_| wrap("sensitivity/sigma", "[1e-6, 50]", mu);
+                Ok((
+                    Box::new(MaxStatisticLaw::new(mu, t, Direction::Remove).map_err(e)?),
+                    Some(Box::new(
+                        MaxStatisticLaw::new(mu, t, Direction::Add).map_err(e)?,
+                    )),
+                ))
+            };
             let pair = |mu: f64| -> Result<Laws, SpecError> {
                 Ok((
                     Box::new(SubsampledLaw::new(base, mu, q, Direction::Remove).map_err(err(mu))?),
@@ -520,6 +622,9 @@ impl MechanismSpec {
                 ))
             };
             match (p.sampling, p.neighbours, p.group) {
+                // The maximum of an epoch's outputs: a lower bound only (§2.9).
+                (Sampling::Shuffle { batch, n }, _, _) => epochs(div_up(one, scale), n / batch),
+                (Sampling::Allocation { steps }, _, _) => epochs(div_up(one, scale), steps),
                 // A fixed-size batch under either relation: Poisson's add/remove pair at
                 // q = batch/n with twice the shift (docs/accountant.md §2.7).
                 (Sampling::Fixed { .. }, _, _) => pair(div_up(2.0 * one, scale)),
@@ -573,6 +678,15 @@ impl MechanismSpec {
             MechanismKind::SubsampledLaplace { scale, q } => return sub(Base::Laplace, scale, q),
         };
         Ok((one, None))
+    }
+
+    /// Whether only the lower end of this mechanism's bracket is certified (shuffled
+    /// epochs and balls-in-bins, accounted through a post-processing: §2.9).
+    pub fn lower_bound_only(&self) -> bool {
+        matches!(
+            self.pipeline.sampling,
+            Sampling::Shuffle { .. } | Sampling::Allocation { .. }
+        )
     }
 
     /// The kind's name as written in a SPEC.
@@ -676,8 +790,23 @@ fn max_answer(a: super::Answer, b: super::Answer) -> super::Answer {
     }
 }
 
-/// The composition of a list of specs (both directions when needed).
+/// The composition of a list of specs (both directions when needed). A SPEC whose only
+/// certified number is a lower bound (§2.9) is refused: [`lower_bound_accountant`] takes it.
 pub fn accountant(specs: &[MechanismSpec]) -> Result<Composition, SpecError> {
+    if let Some(s) = specs.iter().find(|s| s.lower_bound_only()) {
+        return Err(SpecError(format!(
+            "{}: no certified upper bound is known for this sampler (only a certified lower \
+             bound, which `dpw account` reports)",
+            s.text
+        )));
+    }
+    lower_bound_accountant(specs)
+}
+
+/// The composition of a list of specs, lower-bound-only ones allowed: only the lower end
+/// of its brackets holds for the mechanisms when some spec is
+/// [`MechanismSpec::lower_bound_only`].
+pub fn lower_bound_accountant(specs: &[MechanismSpec]) -> Result<Composition, SpecError> {
     let mut fwd = Vec::with_capacity(specs.len());
     let mut rev = Vec::with_capacity(specs.len());
     let mut asym = false;

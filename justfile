@@ -131,6 +131,10 @@ fig22:
 fig23:
     cargo run --release -- run experiments/fig23.toml
 
+# Which sampler? DP-SGD's ε by sampler and neighbour relation.
+fig24:
+    cargo run --release -- run experiments/fig24.toml
+
 # Hostile-input property test, long run (the test command runs 150 cases, CI's long step 2000;
 # DPW_FUZZ_SEED picks another sample).
 fuzz cases="2000":

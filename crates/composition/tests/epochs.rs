@@ -137,8 +137,12 @@ fn one_step_epochs_are_the_gaussian_and_the_samplers_are_refused_where_no_upper_
     let err = |s: &str| s.parse::<MechanismSpec>().unwrap_err().0;
     for (bad, needle) in [
         (
-            "subsampled-gaussian:sigma=1,sampling=shuffle,batch=7,n=100",
-            "divisor",
+            "subsampled-gaussian:sigma=1,sampling=shuffle,batch=700,n=100",
+            "at most n",
+        ),
+        (
+            "subsampled-gaussian:sigma=1,sampling=shuffle,batch=10,n=101",
+            "mod batch",
         ),
         (
             "subsampled-gaussian:sigma=1,sampling=shuffle,batch=10",

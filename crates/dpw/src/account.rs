@@ -387,7 +387,7 @@ impl AccountRequest {
 /// balls-in-bins one (an epoch of t steps at q = 1/t); any other mechanism as it is.
 fn poisson_equivalent(m: &MechanismSpec) -> Result<MechanismSpec, String> {
     let t = match m.pipeline.sampling {
-        Sampling::Shuffle { batch, n } => n / batch,
+        Sampling::Shuffle { batch, n } => n.div_ceil(batch),
         Sampling::Allocation { steps } => steps,
         _ => return Ok(m.clone()),
     };

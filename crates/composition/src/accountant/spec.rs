@@ -104,10 +104,11 @@ pub enum Sampling {
         /// Dataset size (the larger of the two under add/remove).
         n: u64,
     },
-    /// Shuffled epochs: a random permutation cut into `n/batch` batches; `count` counts
-    /// epochs. Only a certified lower bound is known (§2.9).
+    /// Shuffled epochs: a random permutation cut into `⌈n/batch⌉` batches (the last one
+    /// smaller when `batch` does not divide `n`); `count` counts epochs. Only a certified
+    /// lower bound is known (§2.9).
     Shuffle {
-        /// Batch size, dividing `n`.
+        /// Batch size, at most `n`.
         batch: u64,
         /// Dataset size.
         n: u64,
@@ -387,10 +388,18 @@ fn parse_epochs(
                 "{kind}: sampling=shuffle needs batch and n"
             )));
         };
-        if n % b != 0 || n / b > super::max_statistic::MAX_STEPS {
+        // A last, smaller batch is a step of its own: ⌈n/batch⌉ steps an epoch (§2.9).
+        if b > n || n.div_ceil(b) > super::max_statistic::MAX_STEPS {
             return Err(SpecError(format!(
-                "{kind}: batch = {b} is outside the allowed range: a divisor of n = {n} \
-                 with n/batch at most 1e6 steps an epoch"
+                "{kind}: batch = {b} is outside the allowed range: at most n = {n}, with \
+                 ⌈n/batch⌉ at most 1e6 steps an epoch"
+            )));
+        }
+        // Without the example, n − 1 examples must make as many batches (§2.9).
+        if n % b == 1 || b == 1 {
+            return Err(SpecError(format!(
+                "{kind}: n = {n} is outside the allowed range for batch = {b}: n mod batch \
+                 must not be 1 (without the example the epoch would have one batch fewer)"
             )));
         }
         Sampling::Shuffle { batch: b, n }
@@ -623,7 +632,9 @@ impl MechanismSpec {
             };
             match (p.sampling, p.neighbours, p.group) {
                 // The maximum of an epoch's outputs: a lower bound only (§2.9).
-                (Sampling::Shuffle { batch, n }, _, _) => epochs(div_up(one, scale), n / batch),
+                (Sampling::Shuffle { batch, n }, _, _) => {
+                    epochs(div_up(one, scale), n.div_ceil(batch))
+                }
                 (Sampling::Allocation { steps }, _, _) => epochs(div_up(one, scale), steps),
                 // A fixed-size batch under either relation: Poisson's add/remove pair at
                 // q = batch/n with twice the shift (docs/accountant.md §2.7).

@@ -23,8 +23,10 @@
 //! Canonne–Kamath–Steinke conversion) to `gaussian`; `"optimal_dp"` (optimal composition
 //! of ε₀-DP, or (ε₀, δ₀)-DP for the truncated Laplacian) to `rr`, `laplace` and
 //! `truncated-laplace`; `"concentration"` (Cesar & Rogers' bound, eq. 3, an upper bound on
-//! ε) to `rr`, `laplace` and `gaussian` when ε is reported. Anything else is refused in
-//! one line.
+//! ε) to `rr`, `laplace` and `gaussian` when ε is reported; `"lower_bound"` (the certified
+//! accountant's lower end only, `y = y_lo = y_hi`) to any mechanism, and it is the only
+//! one for `sampling=shuffle` and `sampling=allocation` (docs/accountant.md §2.9).
+//! Anything else is refused in one line.
 //! One series per mechanism key, one panel `main`; `y` is the bracket's midpoint,
 //! `y_lo,y_hi` its certified ends.
 //! Columns: `panel,series,x,y,y_lo,y_hi,count,epsilon,delta` (the reported quantity's
@@ -36,7 +38,8 @@ use crate::grid::Grid;
 use crate::manifest::ParamsInput;
 use crate::registry::Kind;
 use crate::table::{Row, Table};
-use composition::accountant::{spec::accountant, MechanismKind, MechanismSpec, MAX_COUNT};
+use composition::accountant::spec::{accountant, lower_bound_accountant};
+use composition::accountant::{MechanismKind, MechanismSpec, MAX_COUNT};
 use serde::Deserialize;
 
 /// Registry entry.
@@ -71,6 +74,9 @@ enum Method {
     Rdp,
     /// zCDP of the Gaussian with the Canonne–Kamath–Steinke conversion (docs/accountant.md §8).
     Zcdp,
+    /// The certified accountant's lower end only: the one certified number for shuffled
+    /// epochs and balls-in-bins (docs/accountant.md §2.9).
+    LowerBound,
     /// Optimal composition of pure (or approximate) DP mechanisms (docs/accountant.md §8):
     /// exact for randomized response, an upper bound for Laplace and the truncated
     /// Laplacian, which it treats by their (ε, δ) guarantee.
@@ -110,12 +116,15 @@ fn method(name: &str, key: &str) -> Result<Method, KeyError> {
         "zcdp" => Ok(Method::Zcdp),
         "optimal_dp" => Ok(Method::OptimalDp),
         "concentration" => Ok(Method::Concentration),
+        "lower_bound" => Ok(Method::LowerBound),
         other => Err(KeyError::new(
             key,
             format!(
                 "\"{other}\" is not available: \"pld\" (certified, any mechanism), \"rdp\" \
                  (gaussian, subsampled-gaussian), \"zcdp\" (gaussian) or \"optimal_dp\" (rr, \
-                 laplace, truncated-laplace) or \"concentration\" (rr, laplace, gaussian)"
+                 laplace, truncated-laplace) or \"concentration\" (rr, laplace, gaussian) or \
+                 \"lower_bound\" (a certified lower bound, any mechanism; the only one for \
+                 sampling=shuffle and sampling=allocation)"
             ),
         )),
     }
@@ -138,8 +147,17 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             Some(a) => method(a, &akey)?,
             None => global,
         };
+        if meth == Method::Pld && spec.lower_bound_only() {
+            return Err(KeyError::new(
+                format!("params.mechanisms[{i}].spec"),
+                format!(
+                    "{}: no certified upper bound is known for this sampler; use accountant = \"lower_bound\" for its certified lower bound",
+                    spec.text
+                ),
+            ));
+        }
         let applies = match meth {
-            Method::Pld => true,
+            Method::Pld | Method::LowerBound => true,
             Method::Rdp => matches!(
                 spec.kind,
                 MechanismKind::Gaussian { .. } | MechanismKind::SubsampledGaussian { .. }
@@ -248,7 +266,7 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     let acc = accuracy.unwrap_or(if reports_eps { 1e-4 } else { 1e-3 });
     let exact: Vec<&MechanismSpec> = mechanisms
         .iter()
-        .filter(|m| m.2 == Method::Pld)
+        .filter(|m| matches!(m.2, Method::Pld | Method::LowerBound))
         .map(|m| &m.1)
         .collect();
     let estimate: f64 = exact
@@ -404,9 +422,14 @@ impl PrivacyCurve {
                 .map_err(|e| format!("{key} at x = {x}: {e}"))?;
                 (v, v, v)
             }
-            Method::Pld => {
+            Method::Pld | Method::LowerBound => {
+                let build = if *meth == Method::Pld {
+                    accountant
+                } else {
+                    lower_bound_accountant
+                };
                 let mut acc =
-                    accountant(std::slice::from_ref(&s)).map_err(|e| format!("{key}: {}", e.0))?;
+                    build(std::slice::from_ref(&s)).map_err(|e| format!("{key}: {}", e.0))?;
                 if let Some(a) = self.accuracy {
                     acc = acc.with_accuracy(a).map_err(|e| format!("{key}: {e}"))?;
                 }
@@ -416,7 +439,11 @@ impl PrivacyCurve {
                     acc.delta(given)
                 }
                 .map_err(|e| format!("{key} at x = {x}: {e}"))?;
-                (a.lower, a.estimate, a.upper)
+                if *meth == Method::Pld {
+                    (a.lower, a.estimate, a.upper)
+                } else {
+                    (a.lower, a.lower, a.lower)
+                }
             }
         };
         let (eps, delta) = if report_eps {

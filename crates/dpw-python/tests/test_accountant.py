@@ -162,3 +162,16 @@ def test_schedule_file_equals_its_segments_written_out(tmp_path):
     bad.write_text("sigma,q,count\n1.2,0.01,300\n0.9,7,200\n")
     with pytest.raises(ValueError, match="line 3: q"):
         dpw.account([], schedule=str(bad), delta=1e-6)
+
+
+def test_shuffled_epochs_give_a_certified_lower_bound_only():
+    # docs/accountant.md §2.9: only the lower end is certified; the upper end is inf.
+    spec = "subsampled-gaussian:sigma=0.7,sampling=shuffle,batch=600,n=60000"
+    b = dpw.account([spec], delta=1e-5)
+    assert b.quantity == "epsilon" and b.lower > 0
+    assert math.isinf(b.upper) and b.estimate == b.lower
+    poisson = dpw.account(["subsampled-gaussian:sigma=0.7,q=0.01,count=100"], delta=1e-5)
+    assert math.isfinite(poisson.upper)
+    # The solver needs an upper bound.
+    with pytest.raises(ValueError, match="no certified upper bound"):
+        dpw.solve(spec.replace("sigma=0.7", "sigma=?"), epsilon=1, delta=1e-5)

@@ -12,16 +12,7 @@
 
 use crate::error::{check_eps, check_eps_g, out_of_range, Result};
 use crate::mixed::{mixed_epsilon, mixed_ln_delta};
-
-/// `(θ_t, p_t, θ_t/p_t)` with `θ_t = 1 − p_t = (e^t − 1)/(e^ε − 1)`, each with full relative
-/// accuracy for every `ε > 0` and `t ∈ [0, ε]` (no overflow for large ε).
-pub(crate) fn gen_rr_probs(eps: f64, t: f64) -> (f64, f64, f64) {
-    let denom = -(-eps).exp_m1(); // 1 − e^{−ε}
-    let p = -(t - eps).exp_m1() / denom; // (1 − e^{t−ε})/(1 − e^{−ε})
-    let theta = (t - eps).exp() * -(-t).exp_m1() / denom; // e^{t−ε}(1 − e^{−t})/(1 − e^{−ε})
-    let odds = -(-t).exp_m1() / (eps - t).exp_m1(); // (1 − e^{−t})/(e^{ε−t} − 1)
-    (theta, p, odds)
-}
+use crate::worst_case::{br_expected_loss_max_unchecked, gen_rr_probs};
 
 /// Generalized randomized response with parameters `(ε, t)`, `0 ≤ t ≤ ε`: the worst-case
 /// ε-BR mechanism (Dong–Durfee–Rogers 2019, Lemma 3.1; docs/maths.md §3.2).
@@ -123,22 +114,6 @@ pub fn br_expected_loss_max(eps: f64) -> Result<f64> {
     check_eps("epsilon", eps)?;
     Ok(br_expected_loss_max_unchecked(eps))
 }
-
-pub(crate) fn br_expected_loss_max_unchecked(eps: f64) -> f64 {
-    if eps < 0.05 {
-        let u2 = eps * eps;
-        // Coefficients of f(u) = u/(e^u − 1) − 1 + ln((e^u − 1)/u) from the Bernoulli series.
-        u2 * (1.0 / 8.0 + u2 * (-1.0 / 576.0 + u2 * (7.0 / 181_440.0 - u2 * C8)))
-    } else {
-        let r = eps / -(-eps).exp_m1();
-        r - 1.0 - r.ln()
-    }
-}
-
-/// Minus the coefficient of `u⁸` in the series of [`br_expected_loss_max`]: the coefficient
-/// of `uⁿ` is `Bₙ/n!·(1 + 1/n)` (from `u/(e^u−1) = Σ Bₙuⁿ/n!` and
-/// `ln((e^u−1)/u) = u + Σ_{n≥1} Bₙuⁿ/(n·n!)`), here `B₈ = −1/30`, giving `−1/1075200`.
-const C8: f64 = (1.0 / 30.0) / 40_320.0 * (1.0 + 1.0 / 8.0);
 
 /// Optimal δ of the non-adaptive composition of `k` ε-BR mechanisms at budget `ε_g`:
 /// `δ(ε_g) = max_{t∈[0,ε]} Σ_{i=0}^{k} C(k,i) p_t^{k−i} (1−p_t)^i (1 − e^{ε_g − (kt − iε)})_+`

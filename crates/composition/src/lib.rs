@@ -75,6 +75,7 @@ pub mod mixed;
 pub(crate) mod optimize;
 pub mod pld;
 pub mod rdp;
+mod worst_case;
 pub mod zcdp;
 
 pub use adaptive::{adaptive_delta, adaptive_epsilon, Mechanism, MAX_ADAPTIVE_BR};

@@ -29,11 +29,11 @@
 //! scan of `F_t`.
 
 use crate::binomial::ScaledPmf;
-use crate::br::gen_rr_probs;
 use crate::dp::rr_probs;
 use crate::error::{check_delta, check_eps, check_eps_g, check_mixed_counts, out_of_range, Result};
 use crate::invert::{at_or_below, invert_decreasing};
 use crate::optimize::{maximize_ln, uniform_seeds};
+use crate::worst_case::gen_rr_probs;
 
 /// Uniform scan points (intervals) added to the candidate seeds.
 const SCAN: usize = 16;

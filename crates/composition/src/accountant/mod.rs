@@ -183,7 +183,20 @@ impl Accountant {
     /// direction of a composition, usually far below the forward one, where a bracket
     /// 16× wider still settles it; refinement goes on where it does not).
     fn first_step(&self, acc: f64, below: f64) -> f64 {
-        let d0 = self.initial_step(acc);
+        // Not finer than a law's atomless range over 2^20 bins: a loss scale far below its
+        // range (the subsampled Gaussian at q ≤ 1e-5, whose body is q wide and whose tail
+        // reaches tens of nats) would otherwise start past the bin budget, where every
+        // step fails or charges its overflow; refinement goes finer from a step that works.
+        let widest = self
+            .parts
+            .iter()
+            .filter_map(|p| p.0.continuous_range(-50.0))
+            .map(|r| (r.hi - r.lo).max(0.0))
+            .filter(|r| r.is_finite())
+            .fold(0.0, f64::max);
+        let d0 = self
+            .initial_step(acc)
+            .max(self.align(widest / (1u64 << 20) as f64));
         if below.is_finite() && self.parts.iter().all(|p| p.0.grid_unit().is_none()) {
             self.align(4.0 * d0)
         } else {

@@ -313,17 +313,63 @@ impl Mechanism {
     }
 
     /// Gaussian noise on a Poisson sample of rate q (DP-SGD's step), both directions of
-    /// the loss (§2.6).
+    /// the loss (§2.6). The pipeline keys of the SPEC language (§2.7–§2.9) as keywords:
+    /// `batch` and `n` (for Poisson sampling in place of q = batch/n), `sampling`
+    /// ("poisson", "fixed", "shuffle", "allocation" with `steps`), `neighbours`
+    /// ("add-remove", "replace-one") and `group`.
     #[staticmethod]
-    #[pyo3(signature = (sigma, q, *, sensitivity=None), text_signature = "(sigma, q, *, sensitivity=1.0)")]
+    #[pyo3(
+        signature = (sigma, q=None, *, sensitivity=None, batch=None, n=None, sampling=None, neighbours=None, group=None, steps=None),
+        text_signature = "(sigma, q=None, *, sensitivity=1.0, batch=None, n=None, sampling='poisson', neighbours='add-remove', group=1, steps=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
     fn subsampled_gaussian(
         sigma: &Bound<'_, PyAny>,
-        q: &Bound<'_, PyAny>,
+        q: Option<&Bound<'_, PyAny>>,
         sensitivity: Option<&Bound<'_, PyAny>>,
+        batch: Option<&Bound<'_, PyAny>>,
+        n: Option<&Bound<'_, PyAny>>,
+        sampling: Option<String>,
+        neighbours: Option<String>,
+        group: Option<&Bound<'_, PyAny>>,
+        steps: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let sigma = finite("sigma", sigma)?;
-        let q = finite("q", q)?;
-        Self::one(MechanismKind::SubsampledGaussian { sigma, q }, sensitivity)
+        let mut text = format!("subsampled-gaussian:sigma={}", num(sigma));
+        if let Some(q) = q.filter(|a| !a.is_none()) {
+            text.push_str(&format!(",q={}", num(finite("q", q)?)));
+        }
+        let int = |name: &str, a: Option<&Bound<'_, PyAny>>, max: f64| -> PyResult<Option<u64>> {
+            match a.filter(|a| !a.is_none()) {
+                Some(a) => self::count(name, a, max).map(Some),
+                None => Ok(None),
+            }
+        };
+        for (name, v) in [
+            ("batch", int("batch", batch, 1e15)?),
+            ("n", int("n", n, 1e15)?),
+            ("steps", int("steps", steps, 1e6)?),
+            ("group", int("group", group, 1e3)?),
+        ] {
+            if let Some(v) = v {
+                text.push_str(&format!(",{name}={v}"));
+            }
+        }
+        for (name, v) in [("sampling", sampling), ("neighbours", neighbours)] {
+            if let Some(v) = v {
+                if v.contains([',', '=', ':']) {
+                    return Err(value_error(format!("{name} = '{v}' is not a name")));
+                }
+                text.push_str(&format!(",{name}={v}"));
+            }
+        }
+        let sens = optional_number("sensitivity", sensitivity)?.unwrap_or(1.0);
+        if sens != 1.0 {
+            text.push_str(&format!(",sensitivity={}", num(sens)));
+        }
+        Ok(Self {
+            spec: parse(&text)?,
+        })
     }
 
     /// Laplace noise on a Poisson sample of rate q, both directions of the loss (§2.6).

@@ -175,3 +175,22 @@ def test_shuffled_epochs_give_a_certified_lower_bound_only():
     # The solver needs an upper bound.
     with pytest.raises(ValueError, match="no certified upper bound"):
         dpw.solve(spec.replace("sigma=0.7", "sigma=?"), epsilon=1, delta=1e-5)
+
+
+def test_subsampled_gaussian_takes_the_pipeline_keys_as_keywords():
+    M = dpw.Mechanism
+    assert M.subsampled_gaussian(1.0, batch=256, n=60000, sampling="fixed", neighbours="replace-one") == M(
+        "subsampled-gaussian:sigma=1,sampling=fixed,batch=256,n=60000,neighbours=replace-one"
+    )
+    assert M.subsampled_gaussian(1.0, 0.01, group=3) == M("subsampled-gaussian:sigma=1,q=0.01,group=3")
+    assert M.subsampled_gaussian(1.0, sampling="allocation", steps=100) == M(
+        "subsampled-gaussian:sigma=1,sampling=allocation,steps=100"
+    )
+    # Poisson at q = batch/n is the same mechanism as at that q.
+    a = M.subsampled_gaussian(1.0, batch=1, n=4).compose(10).epsilon(delta=1e-5)
+    b = M.subsampled_gaussian(1.0, 0.25).compose(10).epsilon(delta=1e-5)
+    assert (a.lower, a.upper) == (b.lower, b.upper)
+    with pytest.raises(ValueError, match="neighbours"):
+        M.subsampled_gaussian(1.0, 0.01, neighbours="swap")
+    with pytest.raises(ValueError, match="batch"):
+        M.subsampled_gaussian(1.0, batch=70, n=60, sampling="fixed")

@@ -189,6 +189,55 @@ pub(crate) fn bracket_root(left: impl Fn(f64) -> bool, y0: f64, lo: f64, hi: f64
     0.5 * (a + b)
 }
 
+/// The kept range of a monotone law from the losses `l1`, `l2` at the two ends of the
+/// output interval that holds all but `e^{ln_tail}` on each side, with a bounded end of
+/// the loss range (`lo` or `hi` finite) kept exactly, nothing cut beyond it.
+pub(crate) fn range_from_ends(l1: f64, l2: f64, lo: f64, hi: f64, ln_tail: f64) -> ContinuousRange {
+    let (a, b) = if l1 < l2 { (l1, l2) } else { (l2, l1) };
+    let (a, ln_below) = if lo.is_finite() {
+        (lo, f64::NEG_INFINITY)
+    } else {
+        (a, ln_tail)
+    };
+    let (b, ln_above) = if hi.is_finite() {
+        (hi, f64::NEG_INFINITY)
+    } else {
+        (b, ln_tail)
+    };
+    ContinuousRange {
+        lo: a,
+        hi: b,
+        ln_below,
+        ln_above,
+    }
+}
+
+/// The standard deviation of a loss under P, by the trapezoid rule with step 1/64 on
+/// `[lo, hi]` of the output (`ln_p` its log-density), clamped to `[1e-12, 50]`: the scale
+/// a law's first grid step is a fraction of (docs/accountant.md §6).
+pub(crate) fn loss_sd_by_trapezoid(
+    lo: f64,
+    hi: f64,
+    ln_p: impl Fn(f64) -> f64,
+    loss: impl Fn(f64) -> f64,
+) -> f64 {
+    let h = 1.0 / 64.0;
+    let n = ((hi - lo) / h).ceil() as usize;
+    let (mut m0, mut m1, mut m2) = (0.0, 0.0, 0.0);
+    for i in 0..=n {
+        let x = lo + i as f64 * h;
+        let w = ln_p(x).exp() * if i == 0 || i == n { 0.5 } else { 1.0 };
+        let l = loss(x);
+        if w > 0.0 && l.is_finite() {
+            m0 += w;
+            m1 += w * l;
+            m2 += w * l * l;
+        }
+    }
+    let mean = m1 / m0;
+    (m2 / m0 - mean * mean).max(0.0).sqrt().clamp(1e-12, 50.0)
+}
+
 /// `ln(e^a + e^b)` without overflow.
 pub(crate) fn log_add(a: f64, b: f64) -> f64 {
     if a == f64::NEG_INFINITY {

@@ -13,7 +13,9 @@
 //! Only the lower end of a bracket computed from this law means anything for the
 //! mechanism; [`super::spec::MechanismSpec::lower_bound_only`] marks the SPECs that use it.
 
-use super::law::{bracket_root, cell_in_output, log_add, ContinuousRange, LossLaw};
+use super::law::{
+    bracket_root, cell_in_output, log_add, loss_sd_by_trapezoid, ContinuousRange, LossLaw,
+};
 use super::subsampled::Direction;
 use crate::error::{out_of_range, Result};
 use densities::normal::ln_cdf;
@@ -116,21 +118,7 @@ impl MaxStatisticLaw {
 
     fn loss_sd(&self) -> f64 {
         let (lo, hi) = self.x_range(-40.0);
-        let h = 1.0 / 64.0;
-        let n = ((hi - lo) / h).ceil() as usize;
-        let (mut m0, mut m1, mut m2) = (0.0, 0.0, 0.0);
-        for i in 0..=n {
-            let x = lo + i as f64 * h;
-            let w = self.ln_p(x).exp();
-            let l = self.loss(x);
-            if w > 0.0 && l.is_finite() {
-                m0 += w;
-                m1 += w * l;
-                m2 += w * l * l;
-            }
-        }
-        let mean = m1 / m0;
-        (m2 / m0 - mean * mean).max(0.0).sqrt().clamp(1e-12, 50.0)
+        loss_sd_by_trapezoid(lo, hi, |x| self.ln_p(x), |x| self.loss(x))
     }
 
     fn x_of_loss(&self, l: f64) -> f64 {

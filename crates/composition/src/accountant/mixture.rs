@@ -8,7 +8,9 @@
 //! are accepted. Cells in loss are then intervals in `y`, integrated like those of
 //! [`super::subsampled`] (8-point Gauss–Legendre, closed-form CDFs over a half-line).
 
-use super::law::{bracket_root, cell_in_output, ContinuousRange, LossLaw};
+use super::law::{
+    bracket_root, cell_in_output, loss_sd_by_trapezoid, range_from_ends, ContinuousRange, LossLaw,
+};
 use crate::error::{out_of_range, Result};
 use densities::normal::ln_cdf;
 
@@ -206,22 +208,7 @@ impl MixtureLaw {
     /// over the P-mass (the grid's first step is a fraction of it; docs/accountant.md §6).
     fn loss_sd(&self) -> f64 {
         let (a, b) = min_max(&self.p);
-        let (lo, hi, h) = (a - 12.0, b + 12.0, 1.0 / 64.0);
-        let n = ((hi - lo) / h).ceil() as usize;
-        let (mut m0, mut m1, mut m2) = (0.0, 0.0, 0.0);
-        for i in 0..=n {
-            let y = lo + i as f64 * h;
-            let w = self.ln_p(y).exp() * if i == 0 || i == n { 0.5 } else { 1.0 };
-            let l = self.loss(y);
-            m0 += w;
-            m1 += w * l;
-            m2 += w * l * l;
-        }
-        let mean = m1 / m0;
-        (m2 / m0 - mean * mean)
-            .max(0.0)
-            .sqrt()
-            .clamp(1e-12, MAX_SHIFT)
+        loss_sd_by_trapezoid(a - 12.0, b + 12.0, |y| self.ln_p(y), |y| self.loss(y))
     }
 
     /// The `y` at which the loss equals `l` (strictly inside the loss range): Newton's
@@ -316,24 +303,13 @@ impl LossLaw for MixtureLaw {
         // component's tail beyond z is Φ(−z) < e^{−z²/2}).
         let z = (2.0 * (-ln_tail).max(1.0)).sqrt() + 1.0;
         let (a, b) = min_max(&self.p);
-        let (l1, l2) = (self.loss(a - z), self.loss(b + z));
-        let (x, y) = if l1 < l2 { (l1, l2) } else { (l2, l1) };
-        let (x, ln_below) = if self.lo.is_finite() {
-            (self.lo, f64::NEG_INFINITY)
-        } else {
-            (x, ln_tail)
-        };
-        let (y, ln_above) = if self.hi.is_finite() {
-            (self.hi, f64::NEG_INFINITY)
-        } else {
-            (y, ln_tail)
-        };
-        Some(ContinuousRange {
-            lo: x,
-            hi: y,
-            ln_below,
-            ln_above,
-        })
+        Some(range_from_ends(
+            self.loss(a - z),
+            self.loss(b + z),
+            self.lo,
+            self.hi,
+            ln_tail,
+        ))
     }
     fn cell(&self, a: f64, b: f64) -> (f64, f64) {
         self.cell_given(a, b, None, None)

@@ -11,7 +11,9 @@
 //! integrated by 8-point Gauss–Legendre (a cell reaching the end of the loss range uses
 //! the closed-form CDFs).
 
-use super::law::{bracket_root, cell_in_output, log_add, ContinuousRange, LossLaw};
+use super::law::{
+    bracket_root, cell_in_output, log_add, range_from_ends, ContinuousRange, LossLaw,
+};
 use crate::error::{out_of_range, Result};
 use densities::normal::ln_cdf;
 
@@ -208,25 +210,14 @@ impl LossLaw for SubsampledLaw {
         // Gaussian: y in [−z, z + μ] holds all but e^{ln_tail} on each side.
         let z = (2.0 * (-ln_tail).max(1.0)).sqrt() + 1.0;
         let (y_lo, y_hi) = (-z, z + self.mu);
-        let (l1, l2) = (self.loss(y_lo), self.loss(y_hi));
-        let (a, b) = if l1 < l2 { (l1, l2) } else { (l2, l1) };
         // The bounded end of the loss range is kept exactly (no mass beyond it).
-        let (a, ln_below) = if lo.is_finite() {
-            (lo, f64::NEG_INFINITY)
-        } else {
-            (a, ln_tail)
-        };
-        let (b, ln_above) = if hi.is_finite() {
-            (hi, f64::NEG_INFINITY)
-        } else {
-            (b, ln_tail)
-        };
-        Some(ContinuousRange {
-            lo: a,
-            hi: b,
-            ln_below,
-            ln_above,
-        })
+        Some(range_from_ends(
+            self.loss(y_lo),
+            self.loss(y_hi),
+            lo,
+            hi,
+            ln_tail,
+        ))
     }
     fn cell(&self, a: f64, b: f64) -> (f64, f64) {
         self.cell_given(a, b, None, None)

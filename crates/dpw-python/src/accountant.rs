@@ -141,18 +141,17 @@ fn run_with(
             "delta/epsilon: give exactly one of delta=D (to get epsilon) or epsilon=E (to get delta)",
         ));
     }
-    let req =
-        AccountRequest::with_schedule_file(&specs, schedule.as_deref(), delta, epsilon, accuracy)
-            .and_then(|r| r.with_max_work(max_work))
-            .map_err(|(key, msg)| {
-                let key = match key.as_str() {
-                    "--delta/--epsilon" => "delta/epsilon".to_string(),
-                    "--max-work" => "max_work".to_string(),
-                    k if k.starts_with("--schedule") => k.replacen("--schedule", "schedule:", 1),
-                    k => argument_message(k),
-                };
-                value_error(format!("{key}: {msg}"))
-            })?;
+    let req = AccountRequest::new(&specs, schedule.as_deref(), delta, epsilon, accuracy)
+        .and_then(|r| r.with_max_work(max_work))
+        .map_err(|(key, msg)| {
+            let key = match key.as_str() {
+                "--delta/--epsilon" => "delta/epsilon".to_string(),
+                "--max-work" => "max_work".to_string(),
+                k if k.starts_with("--schedule") => k.replacen("--schedule", "schedule:", 1),
+                k => argument_message(k),
+            };
+            value_error(format!("{key}: {msg}"))
+        })?;
     // Ctrl-C cancels the computation (it stops at its next FFT window).
     let work = Work::new(Some(req.max_work as u64));
     let result: Result<AccountResult, String> =

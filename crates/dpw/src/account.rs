@@ -83,20 +83,11 @@ pub struct AccountResult {
 }
 
 impl AccountRequest {
-    /// Validates the flags; errors are one line `key: what is allowed`.
+    /// Validates the flags; errors are one line `key: what is allowed`. `schedule` is the
+    /// path of a schedule CSV (`sigma,q,count` rows) composed after the mechanisms (then
+    /// `specs` may be empty); a bad row is one line naming the file, the line and the
+    /// column.
     pub fn new(
-        specs: &[String],
-        delta: Option<f64>,
-        epsilon: Option<f64>,
-        accuracy: Option<f64>,
-    ) -> Result<Self, (String, String)> {
-        Self::with_schedule_file(specs, None, delta, epsilon, accuracy)
-    }
-
-    /// As [`Self::new`], with the segments of a schedule CSV (`sigma,q,count` rows) composed
-    /// after the mechanisms; then `specs` may be empty. A bad row is one line naming the
-    /// file, the line and the column.
-    pub fn with_schedule_file(
         specs: &[String],
         schedule: Option<&str>,
         delta: Option<f64>,
@@ -175,24 +166,16 @@ impl AccountRequest {
         })
     }
 
-    /// A request for the largest TPR at false-positive rate `at_fpr` (`--at-fpr`).
+    /// A request for the largest TPR at false-positive rate `at_fpr` (`--at-fpr`), with an
+    /// optional schedule file as in [`Self::new`].
     pub fn at_fpr(
-        specs: &[String],
-        at_fpr: f64,
-        accuracy: Option<f64>,
-    ) -> Result<Self, (String, String)> {
-        Self::at_fpr_with_schedule(specs, None, at_fpr, accuracy)
-    }
-
-    /// As [`Self::at_fpr`], with a schedule file (see [`Self::with_schedule_file`]).
-    pub fn at_fpr_with_schedule(
         specs: &[String],
         schedule: Option<&str>,
         at_fpr: f64,
         accuracy: Option<f64>,
     ) -> Result<Self, (String, String)> {
         // Validated as a δ question, then asked at the FPR instead.
-        let mut r = Self::with_schedule_file(specs, schedule, Some(0.5), None, accuracy)?;
+        let mut r = Self::new(specs, schedule, Some(0.5), None, accuracy)?;
         if !(at_fpr > 0.0 && at_fpr < 1.0) {
             return Err((
                 "--at-fpr".into(),

@@ -341,23 +341,16 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
             format,
         } => {
             let req = match (at_fpr, delta, epsilon) {
-                (Some(a), None, None) => AccountRequest::at_fpr_with_schedule(
-                    &mechanisms,
-                    schedule.as_deref(),
-                    a,
-                    accuracy,
-                ),
+                (Some(a), None, None) => {
+                    AccountRequest::at_fpr(&mechanisms, schedule.as_deref(), a, accuracy)
+                }
                 (Some(_), _, _) => Err((
                     "--at-fpr".to_string(),
                     "give one of --delta, --epsilon or --at-fpr".to_string(),
                 )),
-                _ => AccountRequest::with_schedule_file(
-                    &mechanisms,
-                    schedule.as_deref(),
-                    delta,
-                    epsilon,
-                    accuracy,
-                ),
+                _ => {
+                    AccountRequest::new(&mechanisms, schedule.as_deref(), delta, epsilon, accuracy)
+                }
             }
             .and_then(|r| r.with_max_work(max_work))
             .map_err(|(key, message)| DpwError::Input {

@@ -96,19 +96,12 @@ impl MixtureLaw {
         Self::from_ln(ln(p)?, ln(q)?)
     }
 
-    /// The dominating pair of Poisson sampling at rate `q` under replace-one neighbours
-    /// with contributions of norm at most `s` and Gaussian noise σ, `mu = s/σ`:
-    /// `((1 − q)N(0) + qN(μ), (1 − q)N(0) + qN(−μ))` (docs/accountant.md §2.7). Swapping
-    /// P and Q is the reflection `y ↦ −y`, so one direction is all there is.
-    pub fn poisson_replace_one(mu: f64, q: f64) -> Result<Self> {
-        Self::poisson_group(mu, q, 1, true).map(|(l, _)| l)
-    }
-
     /// A group of `g` examples under Poisson sampling at rate `q`, `mu = s/σ`: `K ~
     /// Bin(g, q)` of them are in the sample. Add/remove (`replace = false`): the pair
     /// `(Σ_k b_k N(kμ), N(0))` and its reverse; replace-one: `(Σ_k b_k N(kμ),
-    /// Σ_k b_k N(−kμ))`, symmetric (docs/accountant.md §2.7). Returns `(P‖Q, Q‖P)`, the
-    /// second `None` when symmetric.
+    /// Σ_k b_k N(−kμ))`, symmetric: swapping P and Q is the reflection `y ↦ −y`
+    /// (docs/accountant.md §2.7; g = 1 is Poisson sampling under replace-one). Returns
+    /// `(P‖Q, Q‖P)`, the second `None` when symmetric.
     pub fn poisson_group(mu: f64, q: f64, g: u32, replace: bool) -> Result<(Self, Option<Self>)> {
         if !(mu.is_finite() && mu >= 1e-6 && mu * g as f64 <= MAX_SHIFT) {
             return Err(out_of_range(

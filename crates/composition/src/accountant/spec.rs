@@ -15,10 +15,10 @@
 //! sensitivity it is calibrated to and applied at) and `count` (default 1, an integer up
 //! to 1e10, `1e4` accepted). Gaussian, Laplace and bounded noise and the subsampled kinds
 //! take `group` (protect any g examples together; default 1). The subsampled kinds take
-//! the pipeline keys of docs/accountant.md §2.7: `sampling=poisson|fixed` (default
-//! poisson), `neighbours=add-remove|replace-one` (default add-remove), and `batch`, `n`
-//! (a fixed-size batch of `batch` from `n` examples; for Poisson sampling they may stand
-//! in for `q = batch/n`).
+//! the pipeline keys of docs/accountant.md §2.7–§2.9: `sampling=poisson|fixed|shuffle|
+//! allocation` (default poisson), `neighbours=add-remove|replace-one` (default
+//! add-remove), `batch`, `n` (a batch of `batch` from `n` examples; for Poisson sampling
+//! they may stand in for `q = batch/n`) and `steps` (of a balls-in-bins epoch).
 
 use super::law::{BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, LossLaw};
 use super::max_statistic::MaxStatisticLaw;
@@ -243,10 +243,14 @@ fn in_range(
     }
 }
 
-/// The pipeline keys of a SPEC (docs/accountant.md §2.7): `group` on the kinds with a
-/// sensitivity, `sampling`, `neighbours`, `batch` and `n` on the subsampled ones (the
-/// caller has already refused keys a kind does not have).
-fn parse_pipeline(kind: &str, get: &dyn Fn(&str) -> Option<String>) -> Result<Pipeline, SpecError> {
+/// The pipeline keys of a SPEC (docs/accountant.md §2.7–§2.9): `group` on the kinds with a
+/// sensitivity, `sampling`, `neighbours`, `batch`, `n` and `steps` on the subsampled ones
+/// (the caller has already refused keys a kind does not have); with them the rate
+/// `batch/n` (rounded up) when `batch` and `n` stand in for a Poisson `q`.
+fn parse_pipeline(
+    kind: &str,
+    get: &dyn Fn(&str) -> Option<String>,
+) -> Result<(Pipeline, Option<f64>), SpecError> {
     let integer = |key: &str, hi: f64, range: &str| -> Result<Option<u64>, SpecError> {
         let Some(v) = get(key) else { return Ok(None) };
         let x = number(kind, key, &v)?;
@@ -275,7 +279,8 @@ fn parse_pipeline(kind: &str, get: &dyn Fn(&str) -> Option<String>) -> Result<Pi
         "poisson" => false,
         "fixed" => true,
         "shuffle" | "allocation" => {
-            return parse_epochs(kind, &sampler, batch, n, steps, neighbours, group, get);
+            return parse_epochs(kind, &sampler, batch, n, steps, neighbours, group, get)
+                .map(|p| (p, None));
         }
         other => {
             return Err(SpecError(format!(
@@ -289,6 +294,7 @@ fn parse_pipeline(kind: &str, get: &dyn Fn(&str) -> Option<String>) -> Result<Pi
         )));
     }
     let has_q = get("q").is_some();
+    let mut batch_rate = None;
     let sampling = match (batch, n) {
         (Some(b), Some(n)) => {
             if has_q {
@@ -310,6 +316,7 @@ fn parse_pipeline(kind: &str, get: &dyn Fn(&str) -> Option<String>) -> Result<Pi
             if fixed {
                 Sampling::Fixed { batch: b, n }
             } else {
+                batch_rate = Some(div_up(b as f64, n as f64));
                 Sampling::Poisson
             }
         }
@@ -328,11 +335,6 @@ fn parse_pipeline(kind: &str, get: &dyn Fn(&str) -> Option<String>) -> Result<Pi
             Sampling::Poisson
         }
     };
-    if fixed && has_q {
-        return Err(SpecError(format!(
-            "{kind}: sampling=fixed takes batch and n, not q"
-        )));
-    }
     // What is not built yet says so (docs/accountant.md §2.7).
     let laplace = kind == "subsampled-laplace";
     if laplace && !fixed && (neighbours == Neighbours::ReplaceOne || group > 1) {
@@ -346,11 +348,14 @@ fn parse_pipeline(kind: &str, get: &dyn Fn(&str) -> Option<String>) -> Result<Pi
             "{kind}: group > 1 with sampling=fixed is not built (it is for Poisson sampling)"
         )));
     }
-    Ok(Pipeline {
-        sampling,
-        neighbours,
-        group,
-    })
+    Ok((
+        Pipeline {
+            sampling,
+            neighbours,
+            group,
+        },
+        batch_rate,
+    ))
 }
 
 /// The keys of the epoch samplers (`shuffle`, `allocation`; §2.9), whose only certified
@@ -486,20 +491,16 @@ impl std::str::FromStr for MechanismSpec {
         let pos = |key: &str| -> Result<f64, SpecError> {
             in_range(kind, key, need(key)?, 0.0, 1e300, true, "(0, 1e300]")
         };
-        let pipeline = parse_pipeline(kind, &get)?;
+        let (pipeline, batch_rate) = parse_pipeline(kind, &get)?;
         let rate = || -> Result<f64, SpecError> {
             let q = match pipeline.sampling {
                 Sampling::Fixed { batch, n } | Sampling::Shuffle { batch, n } => {
                     div_up(batch as f64, n as f64)
                 }
                 Sampling::Allocation { steps } => div_up(1.0, steps as f64),
-                Sampling::Poisson => match (get("batch"), get("n")) {
-                    (None, None) => need("q")?,
-                    // Parsed and checked by parse_pipeline.
-                    (Some(b), Some(n)) => {
-                        div_up(number(kind, "batch", &b)?, number(kind, "n", &n)?)
-                    }
-                    _ => unreachable!("parse_pipeline needs both batch and n"),
+                Sampling::Poisson => match batch_rate {
+                    Some(q) => q,
+                    None => need("q")?,
                 },
             };
             if !(1e-9..=1.0).contains(&q) {

@@ -14,16 +14,17 @@
 //!   with δ₀ the analytic Gaussian profile, then k of them composed optimally as
 //!   (ε₀, δ₀)-DP mechanisms (§3.1, KOV Thm 3.3), with ε₀ chosen to minimise the total
 //!   (scan and Brent; any ε₀ gives a valid ε, so the result is on the safe side);
-//! - `laplace_pld`: the exact composition of the Δ₀·k Laplace privacy losses by the FFT
-//!   accountant (`composition::pld`), certified: y is the pessimistic (upper) ε, and
-//!   `y_lo`/`y_hi` the optimistic/pessimistic bracket around the exact value.
+//! - `laplace_pld`: the exact composition of the Δ₀·k Laplace privacy losses by the
+//!   certified accountant (`composition::accountant`, docs/accountant.md), its bracket
+//!   `[y_lo, y_hi]` on the exact ε at relative width `accuracy`; y is the upper end (a
+//!   valid ε).
 //!
 //! ```toml
 //! [params]
 //! linf_sensitivity = 1.0
 //! sigma = 10.0
 //! delta = 1e-6
-//! pld_step = 1e-4                # grid of the FFT accountant (only for laplace_pld)
+//! accuracy = 1e-4                # relative width of laplace_pld's bracket (default 1e-4)
 //! curves = ["laplace_optimal_dp", "gaussian_analytic", "gaussian_zcdp", "gaussian_zcdp_cks"]
 //! [[params.panels]]
 //! key = "main"
@@ -99,6 +100,10 @@ struct Params {
     sigma: f64,
     delta: f64,
     #[serde(default)]
+    accuracy: Option<f64>,
+    /// The fixed grid of the accountant this kind used before (issue 32): refused with
+    /// a pointer to `accuracy`.
+    #[serde(default)]
     pld_step: Option<f64>,
     curves: Vec<Curve>,
     panels: Vec<PanelParams>,
@@ -123,8 +128,8 @@ pub struct Setting {
     pub sigma: f64,
     /// Target δ.
     pub delta: f64,
-    /// Grid step of the FFT accountant.
-    pub pld_step: f64,
+    /// Relative width of the certified accountant's bracket (`laplace_pld`).
+    pub accuracy: f64,
 }
 
 #[derive(Debug)]
@@ -172,13 +177,20 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             ));
         }
     }
-    let pld_step = match p.pld_step {
+    if p.pld_step.is_some() {
+        return Err(KeyError::new(
+            "params.pld_step",
+            "no longer used: laplace_pld runs on the certified accountant, which chooses its \
+             own grid; give params.accuracy (relative bracket width in [1e-6, 1e-2]) instead",
+        ));
+    }
+    let accuracy = match p.accuracy {
         None => 1e-4,
-        Some(v) if v.is_finite() && (1e-7..=0.1).contains(&v) => v,
+        Some(v) if v.is_finite() && (1e-6..=1e-2).contains(&v) => v,
         Some(v) => {
             return Err(KeyError::new(
-                "params.pld_step",
-                format!("must be in [1e-7, 0.1], got {v}"),
+                "params.accuracy",
+                format!("must be in [1e-6, 1e-2], got {v}"),
             ))
         }
     };
@@ -238,7 +250,7 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             linf,
             sigma,
             delta,
-            pld_step,
+            accuracy,
         },
         panel_keys: keys,
         points,
@@ -246,18 +258,24 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     }))
 }
 
-/// The exact ε of `m` composed Laplace mechanisms with `μ = Δ∞/b` each, by the FFT
-/// accountant: `(optimistic, pessimistic)`; the exact value lies between.
+/// The exact ε of `m` composed Laplace mechanisms with `ε₀ = Δ∞/b` each, by the
+/// certified accountant: its bracket `(lower, upper)` at relative width `s.accuracy`; the
+/// exact value lies between.
 pub fn laplace_pld(s: &Setting, m: u64) -> Result<(f64, f64), String> {
-    use composition::pld::{Bound, LaplaceLoss, PldBracket, PldConfig};
-    let mu = s.linf * std::f64::consts::SQRT_2 / s.sigma;
-    let cfg = PldConfig::new(s.pld_step, Bound::Upper).map_err(|e| e.to_string())?;
-    let loss = LaplaceLoss::new(mu).map_err(|e| e.to_string())?;
-    let b = PldBracket::from_model(&loss, &cfg)
-        .and_then(|b| b.self_compose(m))
-        .and_then(|b| b.epsilon(s.delta))
+    use composition::accountant::{Accountant, ClippedLaplaceLaw, LossLaw};
+    let eps0 = s.linf * std::f64::consts::SQRT_2 / s.sigma;
+    let law = ClippedLaplaceLaw::laplace(eps0).map_err(|e| format!("laplace_pld: {e}"))?;
+    let a = Accountant::new(vec![(Box::new(law) as Box<dyn LossLaw>, m)])
+        .and_then(|a| a.with_accuracy(s.accuracy))
+        .and_then(|a| a.epsilon(s.delta))
         .map_err(|e| format!("laplace_pld: {e}"))?;
-    Ok((b.lo, b.hi))
+    if !a.accuracy_met {
+        return Err(format!(
+            "laplace_pld: the accountant's bracket [{}, {}] is wider than the accuracy {}",
+            a.lower, a.upper, s.accuracy
+        ));
+    }
+    Ok((a.lower, a.upper))
 }
 
 /// The overall ε of `k` releases with `l0` changed bins each, for one curve.

@@ -1615,21 +1615,26 @@ fn calibration_curve_count_sets_k_when_delta_varies() {
     assert_bad_output(&out, &rel, "params.count");
 }
 
-/// fig19b's accountant route refuses what it cannot compute in one line naming the key:
-/// an accuracy out of range, the FFT's pessimistic series, an unknown method, and the
-/// accountant's accuracy given to the FFT route (nothing written, exit 2).
+/// fig19b (the exact radius on the certified accountant) refuses what it cannot compute
+/// in one line naming the key: an accuracy out of range, and the keys of the fixed-grid
+/// accountant it used before (a panel's pessimistic flag, the method, the estimate step),
+/// which now point to `accuracy` (nothing written, exit 2).
 #[test]
 fn fig19b_accountant_route_refuses_bad_parameters() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     for (set, key, says) in [
-        ("params.accuracy=1", "params.accuracy", "[0.0001, 0.01]"),
+        ("params.accuracy=1", "params.accuracy", "[1e-4, 1e-2]"),
         (
             "params.panels[0].pessimistic=true",
             "params.panels[0].pessimistic",
-            "must be false",
+            "unknown field",
         ),
-        ("params.method=\"foo\"", "params.method", "`accountant`"),
-        ("params.method=\"fft\"", "params.accuracy", "accountant"),
+        ("params.method=\"fft\"", "params.method", "params.accuracy"),
+        (
+            "params.estimate_step=0.1",
+            "params.estimate_step",
+            "no longer used",
+        ),
     ] {
         let out = dpw(
             &root,

@@ -42,9 +42,8 @@ impl Vary {
     }
 }
 
-/// One `[[params.panels]]` entry: a key, the varied parameter and its grid, the two fixed
-/// parameters, and (kind `exact_bounded_radius` only) whether to run the certified
-/// accountant too.
+/// One `[[params.panels]]` entry: a key, the varied parameter and its grid, and the two
+/// fixed parameters.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PanelParams {
@@ -60,8 +59,6 @@ pub struct PanelParams {
     pub epsilon: Option<f64>,
     /// Fixed δ (absent when log10(1/δ) is varied).
     pub delta: Option<f64>,
-    /// `exact_bounded_radius`: also the pessimistic (certified) accountant.
-    pub pessimistic: Option<bool>,
 }
 
 /// One point to compute: the varied value and the full parameter triple.

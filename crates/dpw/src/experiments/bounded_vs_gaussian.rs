@@ -70,12 +70,6 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     }
     let beta_names: Vec<String> = p.gaussian_betas.iter().map(|b| b.to_string()).collect();
     distinct(&beta_names, |i| format!("params.gaussian_betas[{i}]"))?;
-    if let Some(i) = p.panels.iter().position(|q| q.pessimistic.is_some()) {
-        return Err(KeyError::new(
-            format!("params.panels[{i}].pessimistic"),
-            "only used by kind \"exact_bounded_radius\"; remove it here",
-        ));
-    }
     let (keys, points) = all_points(&p.panels)?;
     // About 0.13 s per point (fig1: 24 points in 3 s on the reference machine).
     crate::ranges::within_budget("params.panels", points.len(), 0.13)?;

@@ -16,12 +16,11 @@
 //!   Lemma 5.1; §3.3).
 //! - [`zcdp`]: zero-concentrated DP of Gaussian noise and its conversions to (ε, δ)
 //!   (Bun–Steinke; Canonne–Kamath–Steinke; docs/maths.md §3.4).
-//! - [`pld`]: a privacy-loss-distribution accountant: discretised privacy-loss laws (with
-//!   their `+∞` atom) of Laplace, Gaussian, randomized response, the truncated Laplacian and
-//!   any (log-concave) noise, composed by FFT, with certified upper/lower brackets of
-//!   `δ(ε)` and `ε(δ)` (docs/maths.md §0, §1.4 "Exact δ", §3.1, §3.4).
-//! - [`accountant`]: the tilted, certified privacy-loss accountant for any list of
-//!   mechanisms (`dpw account`), with its mechanism SPEC language.
+//! - [`accountant`]: the privacy-loss accountant (`dpw account`, `dpw solve`): each
+//!   mechanism's privacy-loss law discretised on both sides of the truth, composed by
+//!   exponentially tilted FFTs, a certified bracket on ε(δ), δ(ε) and the trade-off
+//!   function, the general solver for one unknown parameter, and the mechanism SPEC
+//!   language (docs/accountant.md). It is the crate's one engine for exact accounting.
 //! - [`rdp`]: Rényi-DP (moments accountant) bound of the subsampled Gaussian.
 //! - [`error`]: [`CompositionError`]; every public function validates its inputs
 //!   (ε > 0 finite, δ ∈ (0, 1), at least one mechanism, …) and returns `Result`.
@@ -69,11 +68,10 @@ pub mod br;
 pub mod concentration;
 pub mod dp;
 pub mod error;
-pub(crate) mod fft_plans;
+pub(crate) mod fft;
 pub(crate) mod invert;
 pub mod mixed;
 pub(crate) mod optimize;
-pub mod pld;
 pub mod rdp;
 mod worst_case;
 pub mod zcdp;
@@ -90,4 +88,3 @@ pub use error::{CompositionError, Result};
 pub use mixed::{
     mixed_delta, mixed_delta_at_t, mixed_epsilon, mixed_ln_delta, mixed_optimum, MixedOptimum,
 };
-pub use pld::{Bound as PldBound, PldBracket, PldConfig, PrivacyLoss};

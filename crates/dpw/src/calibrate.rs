@@ -858,9 +858,9 @@ mod tests {
 
     /// The exact bounded row at five (ε, δ, k): each below the certified R and checked
     /// against another route (it used to be only asked to lie between half the certified
-    /// R and the certified R): the lattice accountant's estimate at δ = 1e-6 (sensitivity
-    /// 2) and δ = 1e-11; the accountant's ε(δ) at the row's R (and 0.41 % below it, which
-    /// must not suffice) for the rows at δ = 1e-126,
+    /// R and the certified R): the accountant's ε(δ) asked directly at the row's R (and
+    /// 0.41 % below it, which must not suffice) at δ = 1e-6 (sensitivity 2), δ = 1e-11,
+    /// and (the tests below) δ = 1e-126,
     /// 1e-60 (k = 1e6; with `DPW_LONG=1` also 1e-250, k = 1e7) and ε = 100; quadrature for
     /// the one-query row. Catches a row off by the sensitivity, the bracket's lower end
     /// reported instead of its upper one (not sufficient), a search stopped more than
@@ -869,33 +869,28 @@ mod tests {
     #[test]
     fn exact_bounded_row_is_below_certified_and_explains_its_limits() {
         let fam = BoundedFamily::power(2.0).unwrap();
-        // The row is the solver's certified least R; the lattice accountant's estimate
-        // (composition::pld, losses rounded to nearest: an independent route, with its
-        // stated error) must lie within that error of it, at δ = 1e-6 (sensitivity 2) and
-        // at δ = 1e-11 (below the lattice accountant's certified floor, where only its
-        // estimate exists).
+        // The row is the solver's certified least R, scaled by the sensitivity: the
+        // accountant's ε(δ) asked directly (no search) at the unit-sensitivity radius
+        // R/s meets ε, and 0.41 % below it does not, at δ = 1e-6 (sensitivity 2) and at
+        // δ = 1e-11.
         for (delta, sens) in [(1e-6, 2.0), (1e-11, 1.0)] {
             let (cert, row) = rows(1.0, delta, 10.0, sens);
             let (cert, n) = (cert.result.unwrap(), row.result.clone().expect("exact row"));
             assert!(n.scale < cert.scale);
             assert!(row.note.contains("certified by the tilted"), "{}", row.note);
             let r = n.scale / sens;
-            let ln_pdf = move |x: f64| -fam.f(x);
-            let est = composition::pld::exact_calibration(
-                &ln_pdf,
-                (-1.0, 1.0),
-                10,
-                1.0,
-                delta,
-                r,
-                &composition::pld::RadiusSettings::default(),
-                false,
-            )
-            .unwrap();
-            let (e, err) = (est.estimate.radius, est.estimate_error.max(1e-4));
+            let eps_at = |r: f64| {
+                let law = composition::accountant::BoundedNoiseLaw::new(fam, r, 1.0).unwrap();
+                composition::accountant::Accountant::new(vec![(Box::new(law), 10)])
+                    .unwrap()
+                    .epsilon(delta)
+                    .unwrap()
+            };
+            let (a, b) = (eps_at(r), eps_at(r * (1.0 - 4.1e-3)));
             assert!(
-                e * (1.0 - err) <= r && r <= e * (1.0 + err) * 1.005,
-                "δ = {delta}: row R {r} vs the lattice estimate {e} ± {err}"
+                a.upper <= 1.0 && b.lower > 1.0,
+                "δ = {delta}, sensitivity {sens}: at R/s = {r} the accountant's ε is {a:?}, \
+                 0.41 % below it {b:?}"
             );
         }
     }

@@ -33,7 +33,7 @@ use super::law::log_add;
 use super::tilted::{self, Factor};
 use super::{compose, tighter, Composed};
 use crate::error::Result;
-use crate::pld::U;
+use crate::fft::U;
 
 /// `ln Σ e^{x_i}` of terms given in log space (`−∞` for none).
 fn ln_sum(terms: impl Iterator<Item = f64>) -> f64 {

@@ -16,7 +16,7 @@ use super::lattice::{GridCells, Lattice};
 use super::tilted;
 use super::{compose, Accountant};
 use crate::error::{out_of_range, Result};
-use crate::pld::U;
+use crate::fft::U;
 use densities::outward;
 
 /// A certified bracket of a trade-off function at one α.

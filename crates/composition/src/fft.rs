@@ -1,8 +1,9 @@
-//! FFT plans shared by every transform in the crate.
+//! The accountant's FFTs: the transform lengths, the round-off bound of one transform
+//! (docs/accountant.md §5), and the plans, shared by every transform in the crate.
 //!
 //! Planning a mixed-radix transform (twiddle tables, the AVX butterfly tree) cost as much
 //! as the transforms themselves when each call built its own planner: fig18 spent a quarter
-//! of its time there. The lengths used are `2^a·3^b` ([`crate::pld::fft`]), so a handful of
+//! of its time there. The lengths used are `2^a·3^b` ([`fast_len`]), so a handful of
 //! plans serve a whole run; they are built once and shared by all threads.
 //!
 //! Each length's pair is built by a fresh planner, exactly as an uncached call would: one
@@ -15,6 +16,34 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 type Plan = Arc<dyn Fft<f64>>;
+
+/// Unit round-off of `f64`.
+pub(crate) const U: f64 = f64::EPSILON / 2.0;
+
+/// Smallest `2^a·3^b ≥ n` (fast sizes for rustfft's mixed-radix plans).
+pub(crate) fn fast_len(n: usize) -> usize {
+    let n = n.max(1);
+    let mut best = n.next_power_of_two();
+    let mut p3 = 1usize;
+    while p3 < best {
+        let mut v = p3;
+        while v < n {
+            v *= 2;
+        }
+        best = best.min(v);
+        p3 *= 3;
+    }
+    best
+}
+
+/// Relative error constant of one FFT of length `n`: `(6⌈log₂n⌉ + 12)·u` (Higham 2002,
+/// Thm 24.2, `‖fl(FFT x) − FFT x‖₂ ≤ η ‖FFT x‖₂`, with a margin for mixed radices and
+/// twiddle-factor errors). The same constant bounds each output componentwise relative
+/// to `‖x‖₁` (every output is a sum of the inputs times unit-modulus products).
+pub(crate) fn eta(n: usize) -> f64 {
+    let lg = (n.max(2) as f64).log2().ceil();
+    (6.0 * lg + 12.0) * U
+}
 
 /// One length's pair, planned once: the cell is taken from the map under its lock, then
 /// filled outside it, so that a second thread asking for the same length (the two sides

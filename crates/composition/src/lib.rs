@@ -62,19 +62,11 @@
 #![deny(missing_docs)]
 
 pub mod accountant;
-pub mod adaptive;
-pub(crate) mod binomial;
-pub mod br;
-pub mod concentration;
-pub mod dp;
+pub mod closed_form;
 pub mod error;
-pub(crate) mod fft;
-pub(crate) mod invert;
-pub mod mixed;
-pub(crate) mod optimize;
-pub mod rdp;
-mod worst_case;
-pub mod zcdp;
+
+// The closed-form results keep their short paths (`composition::dp`, …).
+pub use closed_form::{adaptive, br, concentration, dp, mixed, rdp, zcdp};
 
 pub use adaptive::{adaptive_delta, adaptive_epsilon, Mechanism, MAX_ADAPTIVE_BR};
 pub use br::{

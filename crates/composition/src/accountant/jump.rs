@@ -28,12 +28,12 @@
 //! the likeliest such jump ([`TiltedHockey`]) and by Chernoff ([`HockeyChernoff`]), the
 //! tightest taken pointwise.
 
+use super::fft::U;
 use super::lattice::Lattice;
 use super::law::log_add;
 use super::tilted::{self, Factor};
 use super::{compose, tighter, Composed};
 use crate::error::Result;
-use crate::fft::U;
 
 /// `ln Σ e^{x_i}` of terms given in log space (`−∞` for none).
 fn ln_sum(terms: impl Iterator<Item = f64>) -> f64 {

@@ -16,6 +16,20 @@
 //!    When the budget stops the refinement the bracket is still certified, only wider,
 //!    and [`Answer::accuracy_met`] says so.
 //!
+//! # Layout
+//! - **Loss laws** ([`LossLaw`]): [`law`] (Gaussian, Laplace, randomized response, the
+//!   truncated Laplacian, bounded noise, discrete laws), [`subsampled`] (Poisson and
+//!   fixed-size batches), [`mixture`] (replace-one and group pairs), [`max_statistic`]
+//!   (the shuffle and balls-in-bins lower bound).
+//! - **Discretisation** on both sides: [`lattice`].
+//! - **Composition**: [`tilted`] (the tilted FFT sum and its error terms), `jump` (the
+//!   one-jump split for heavy tails), `fft` (plans, lengths, round-off constants).
+//! - **Questions**: [`Accountant`] here (ε(δ), δ(ε), the refinement of the step, `steps`),
+//!   [`tradeoff`] (the trade-off function), [`solve`] (the general solver for one unknown
+//!   parameter), [`radius`] (bounded noise's least radius through it).
+//! - **Input**: [`spec`] (the SPEC language), [`schedule`] (schedules of segments),
+//!   [`work`] (the work budget).
+//!
 //! ```
 //! use composition::accountant::{Accountant, GaussianLaw};
 //! // 1000 Gaussian mechanisms with σ = 2 are one Gaussian with μ = √1000/2.
@@ -25,6 +39,7 @@
 //! assert!(a.lower <= exact && exact <= a.upper && a.upper / a.lower - 1.0 < 1e-4);
 //! ```
 
+pub(crate) mod fft;
 mod jump;
 pub mod lattice;
 pub mod law;

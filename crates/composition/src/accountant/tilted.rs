@@ -16,17 +16,17 @@
 //! - aliasing: the window `[l, h)` is chosen by Chernoff bounds of the tilted law, and the
 //!   mass beyond it (which wraps around in the circular convolution) is bounded by them;
 //! - round-off: every transform value carries the componentwise FFT bound
-//!   `η(n)·‖a‖₁` (Higham 2002, Thm 24.2; `crate::fft::eta`), propagated through the
+//!   `η(n)·‖a‖₁` (Higham 2002, Thm 24.2; `super::fft::eta`), propagated through the
 //!   power `A^c` exactly (`|A^c − Â^c| ≤ c·e·(|Â| + e)^{c−1}`), plus the rounding of the
 //!   power itself, and the inverse transform's bound; the sum over frequencies gives a
 //!   per-bin bound `E`, evaluated a posteriori from the computed transforms;
 //! - masses: the tilted factors are normalised in floating point (relative error ≤ 4u
 //!   each), charged as `Σ c_i · 4u` to `ln δ`.
 
+use super::fft::U;
 use super::lattice::Lattice;
 use super::law::log_add;
 use crate::error::{out_of_range, Result};
-use crate::fft::U;
 use densities::outward;
 use rustfft::num_complex::Complex;
 
@@ -639,7 +639,7 @@ impl TiltedSum {
         }
         let w_lo = (l / d).floor() as i64 - 1;
         let span = ((h - l) / d).ceil() as usize + 3;
-        let n = crate::fft::fast_len(span);
+        let n = super::fft::fast_len(span);
         if n > max_len {
             return Err(out_of_range(
                 "FFT window (bins)",
@@ -654,8 +654,8 @@ impl TiltedSum {
 
         // The work of this window (docs/accountant.md §6.1), and a cancellation point.
         super::work::charge(n as u64 * (factors.len() as u64 + 1))?;
-        let (fwd, inv) = crate::fft::forward_inverse(n);
-        let e_fft = crate::fft::eta(n);
+        let (fwd, inv) = super::fft::forward_inverse(n);
+        let e_fft = super::fft::eta(n);
         let mut acc = vec![Complex::new(0.0, 0.0); n]; // Σ c (ln|A| + i arg A)
         let mut lmag = vec![0.0f64; n]; // Σ c ln(|A| + e)
         let mut ratio = vec![0.0f64; n]; // Σ c e/(|A| + e)

@@ -12,11 +12,11 @@
 //! of the form `a + b e^ε` between atoms, so the supremum is attained at an atom: it is a
 //! maximum over the lattice, computed exactly up to a stated round-off.
 
+use super::fft::U;
 use super::lattice::{GridCells, Lattice};
 use super::tilted;
 use super::{compose, Accountant};
 use crate::error::{out_of_range, Result};
-use crate::fft::U;
 use densities::outward;
 
 /// A certified bracket of a trade-off function at one α.

@@ -8,11 +8,11 @@
 //!
 //! The optimal non-adaptive composition of `k` ε-BR mechanisms (Dong–Durfee–Rogers 2019,
 //! Theorem 3) is the special case `ℓ = 0` of Cesar–Rogers Theorem 3 and is computed by
-//! [`crate::mixed`].
+//! [`super::mixed`].
 
+use super::mixed::{mixed_epsilon, mixed_ln_delta};
+use super::worst_case::{br_expected_loss_max_unchecked, gen_rr_probs};
 use crate::error::{check_eps, check_eps_g, out_of_range, Result};
-use crate::mixed::{mixed_epsilon, mixed_ln_delta};
-use crate::worst_case::{br_expected_loss_max_unchecked, gen_rr_probs};
 
 /// Generalized randomized response with parameters `(ε, t)`, `0 ≤ t ≤ ε`: the worst-case
 /// ε-BR mechanism (Dong–Durfee–Rogers 2019, Lemma 3.1; docs/maths.md §3.2).
@@ -118,7 +118,7 @@ pub fn br_expected_loss_max(eps: f64) -> Result<f64> {
 /// Optimal δ of the non-adaptive composition of `k` ε-BR mechanisms at budget `ε_g`:
 /// `δ(ε_g) = max_{t∈[0,ε]} Σ_{i=0}^{k} C(k,i) p_t^{k−i} (1−p_t)^i (1 − e^{ε_g − (kt − iε)})_+`
 /// (Dong–Durfee–Rogers 2019, Theorem 3; docs/maths.md §3.2). The maximum over `t` is exact:
-/// see [`crate::mixed`] (candidate points of Cesar–Rogers Lemma 4.5, polished by Brent).
+/// see [`super::mixed`] (candidate points of Cesar–Rogers Lemma 4.5, polished by Brent).
 ///
 /// ```
 /// // k = 1, ε_g = 0: the total variation tanh(ε/4) of an ε-BR mechanism.

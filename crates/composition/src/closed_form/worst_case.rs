@@ -27,7 +27,7 @@ pub(crate) fn br_expected_loss_max_unchecked(eps: f64) -> f64 {
     }
 }
 
-/// Minus the coefficient of `u⁸` in the series of [`crate::br::br_expected_loss_max`]: the coefficient
+/// Minus the coefficient of `u⁸` in the series of [`super::br::br_expected_loss_max`]: the coefficient
 /// of `uⁿ` is `Bₙ/n!·(1 + 1/n)` (from `u/(e^u−1) = Σ Bₙuⁿ/n!` and
 /// `ln((e^u−1)/u) = u + Σ_{n≥1} Bₙuⁿ/(n·n!)`), here `B₈ = −1/30`, giving `−1/1075200`.
 const C8: f64 = (1.0 / 30.0) / 40_320.0 * (1.0 + 1.0 / 8.0);

@@ -10,9 +10,9 @@
 //! Rothblum–Vadhan, with `m = k` Dong–Durfee–Rogers 2019, Corollary 3.1. It is an upper
 //! bound on every optimal composition in this crate (and is tested to be).
 
-use crate::dp::expected_loss_unchecked;
+use super::dp::expected_loss_unchecked;
+use super::worst_case::br_expected_loss_max_unchecked;
 use crate::error::{check_delta, check_eps, out_of_range, CompositionError, Result};
-use crate::worst_case::br_expected_loss_max_unchecked;
 
 /// A `(μ, τ)`-concentrated-DP mechanism (Dwork & Rothblum 2016; Cesar–Rogers Def. 2.7):
 /// privacy loss with mean at most `μ` whose centred version is `τ`-subgaussian.

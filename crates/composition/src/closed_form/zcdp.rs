@@ -12,8 +12,8 @@
 //! Every α gives a valid ε, so the numerical minimum over α (the best value evaluated) is
 //! never below the true infimum: the conversion stays on the safe side.
 
+use super::optimize::maximize_ln;
 use crate::error::{check_delta, out_of_range, Result};
-use crate::optimize::maximize_ln;
 
 /// `ρ = Δ²/(2σ²)`: the zCDP parameter of a Gaussian mechanism with L2 sensitivity Δ and
 /// standard deviation σ (Bun & Steinke 2016, Prop. 1.6; docs/maths.md §3.4).

@@ -19,11 +19,11 @@
 //! remaining terms is below 1e-17 of the sum. So `ln δ` is accurate to ~1e-13 relative for
 //! any `k ≤ 2⁵²` and never overflows; the cost is O(√k) terms (about 1500 at `k = 1e5`).
 
-use crate::binomial::ln_binom_pmf;
+use super::binomial::ln_binom_pmf;
+use super::invert::{at_or_below, invert_decreasing, next_up};
 use crate::error::{
     check_delta, check_delta0, check_dp_count, check_eps, check_eps_g, CompositionError, Result,
 };
-use crate::invert::{at_or_below, invert_decreasing, next_up};
 
 /// Relative size of the neglected tail of the sum.
 const TAIL: f64 = 1e-17;

@@ -25,11 +25,11 @@
 //! in the number of BR steps (about 100 objective evaluations per earlier BR level), so at
 //! most [`MAX_ADAPTIVE_BR`] BR mechanisms are accepted.
 
-use crate::dp::rr_probs;
+use super::dp::rr_probs;
+use super::invert::{at_or_below, invert_decreasing};
+use super::optimize::{maximize_ln, uniform_seeds};
+use super::worst_case::gen_rr_probs;
 use crate::error::{check_delta, check_eps, check_eps_g, out_of_range, CompositionError, Result};
-use crate::invert::{at_or_below, invert_decreasing};
-use crate::optimize::{maximize_ln, uniform_seeds};
-use crate::worst_case::gen_rr_probs;
 
 /// Largest number of BR mechanisms accepted by [`adaptive_delta`] (the recursion is
 /// exponential in it).

@@ -16,7 +16,7 @@
 //! `Σ_{i≤ℓ_a} bᵢ (1 − e^{x+iε}) = B_{ℓ_a} (1 − e^{x+ℓ_aε}) + e^{x+ℓ_aε} G_{ℓ_a}`,
 //!
 //! a sum of non-negative terms: no cancellation. Weights are stored scaled
-//! (as in [`crate::dp`]) and `ln δ` is returned, so nothing underflows where it matters.
+//! (as in [`super::dp`]) and `ln δ` is returned, so nothing underflows where it matters.
 //!
 //! # The maximum over `t` (Cesar–Rogers Lemma 4.5, re-derived here)
 //! Let `s = mt − ε_g`. On each segment `nε < s ≤ (n+1)ε` every `ℓ_a` is fixed, and
@@ -28,12 +28,12 @@
 //! Brent refinement (argmin) of the best one; the tests check the result against a dense
 //! scan of `F_t`.
 
-use crate::binomial::ScaledPmf;
-use crate::dp::rr_probs;
+use super::binomial::ScaledPmf;
+use super::dp::rr_probs;
+use super::invert::{at_or_below, invert_decreasing};
+use super::optimize::{maximize_ln, uniform_seeds};
+use super::worst_case::gen_rr_probs;
 use crate::error::{check_delta, check_eps, check_eps_g, check_mixed_counts, out_of_range, Result};
-use crate::invert::{at_or_below, invert_decreasing};
-use crate::optimize::{maximize_ln, uniform_seeds};
-use crate::worst_case::gen_rr_probs;
 
 /// Uniform scan points (intervals) added to the candidate seeds.
 const SCAN: usize = 16;
@@ -249,7 +249,7 @@ pub fn mixed_epsilon(l: u64, m: u64, eps: f64, delta: f64) -> Result<f64> {
     let top = (l + m) as f64 * eps;
     // The concentration bound (docs/maths.md §3.3, eq. 3) is a valid upper bound: use it to
     // shrink the bracket when it passes the test.
-    let conc = crate::concentration::concentration_unchecked(l, m, eps, &[], delta);
+    let conc = super::concentration::concentration_unchecked(l, m, eps, &[], delta);
     let hi = if conc < top && at_or_below(f(conc), delta) {
         conc
     } else {

@@ -717,7 +717,7 @@ fn compose(
 fn stage_size(count: u64, m_max: u64) -> u64 {
     let q0 = count.div_ceil(m_max.max(1));
     (q0..=q0.saturating_mul(2).min(count))
-        .find(|q| count % q == 0)
+        .find(|q| count.is_multiple_of(*q))
         .map_or(count / q0, |q| count / q)
 }
 
@@ -1316,7 +1316,7 @@ mod stage_tests {
                 );
                 let q0 = count.div_ceil(m_max);
                 let whole: Vec<u64> = (1..=count)
-                    .filter(|&q| count % q == 0 && q >= q0 && q <= 2 * q0)
+                    .filter(|&q| count.is_multiple_of(q) && q >= q0 && q <= 2 * q0)
                     .map(|q| count / q)
                     .collect();
                 match whole.iter().max() {

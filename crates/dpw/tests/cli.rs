@@ -1998,3 +1998,127 @@ fn account_shuffle_reports_a_lower_bound_only_beside_the_poisson_claim() {
     assert_eq!(s.status.code(), Some(2));
     assert!(stderr(&s).contains("no certified upper bound"));
 }
+
+/// A privacy_curve series may be a schedule file (relative to the manifest): identical
+/// segments give the plain count's numbers exactly; a warm-up at σ = 2 before 200 steps
+/// at σ = 1 lies strictly between those 200 steps alone and 300 steps at σ = 1 (monotone
+/// dominance: a larger σ leaks less, a step more leaks more); `vary = "count"` repeats
+/// the whole schedule. A schedule with an accountant other than pld/lower_bound, an
+/// entry with both spec and schedule, and a missing file are refused in one line.
+#[test]
+fn privacy_curve_takes_schedule_files_as_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("experiments");
+    fs::create_dir_all(&exp).unwrap();
+    fs::write(
+        exp.join("same.csv"),
+        "sigma,q,count\n1,0.01,100\n1,0.01,100\n1,0.01,100\n",
+    )
+    .unwrap();
+    fs::write(
+        exp.join("warm.csv"),
+        "sigma,q,count\n2,0.01,100\n1,0.01,200\n",
+    )
+    .unwrap();
+    let manifest = |mechs: &str| {
+        let keys = ["plain", "part", "same", "warm"];
+        let series: String = keys
+            .iter()
+            .map(|k| {
+                format!("\n[[plot.series]]\nkey = \"{k}\"\nlabel = \"{k}\"\ncolor = \"#000000\"\n")
+            })
+            .collect();
+        format!(
+            r##"id = "sched"
+title = "schedules"
+kind = "privacy_curve"
+
+[source]
+paper = "test"
+figure = "none"
+chosen = "test"
+
+[params]
+accountant = "pld"
+vary = "count"
+grid = [1, 3]
+delta = 1e-5
+mechanisms = [
+{mechs}
+]
+
+[plot]
+title = "t"
+columns = 1
+panel_width = 400
+panel_height = 300
+
+[[plot.panels]]
+key = "main"
+title = "t"
+x = {{ label = "epochs", scale = "linear" }}
+y = {{ label = "eps", scale = "linear" }}
+{series}
+[check]
+rel = 1e-6
+abs = 1e-9
+"##
+        )
+    };
+    let good = r#"  { key = "plain", spec = "subsampled-gaussian:sigma=1,q=0.01,count=300" },
+  { key = "part", spec = "subsampled-gaussian:sigma=1,q=0.01,count=200" },
+  { key = "same", schedule = "same.csv" },
+  { key = "warm", schedule = "warm.csv" },"#;
+    let rel = write_manifest(dir.path(), "sched", &manifest(good));
+    let out = dpw(dir.path(), &["run", &rel, "--out", "out"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = fs::read_to_string(dir.path().join("out/data/sched.csv")).unwrap();
+    // (series, x) -> (y_lo, y, y_hi, count)
+    let row = |series: &str, x: &str| -> (f64, f64, f64, f64) {
+        let l = csv
+            .lines()
+            .find(|l| l.starts_with(&format!("main,{series},{x},")))
+            .unwrap_or_else(|| panic!("no row {series} {x} in\n{csv}"));
+        let f: Vec<f64> = l.split(',').skip(3).map(|v| v.parse().unwrap()).collect();
+        (f[1], f[0], f[2], f[3])
+    };
+    for x in ["1.0", "3.0"] {
+        let (plain, same) = (row("plain", x), row("same", x));
+        assert_eq!(
+            plain, same,
+            "x = {x}: identical segments differ from the plain count"
+        );
+        let (part, warm) = (row("part", x), row("warm", x));
+        assert!(
+            part.2 < warm.0 && warm.2 < plain.0,
+            "x = {x}: {part:?} {warm:?} {plain:?}"
+        );
+        let reps: f64 = x.parse().unwrap();
+        assert_eq!(warm.3, 300.0 * reps);
+    }
+    for (mechs, key) in [
+        (
+            good.replace(
+                "schedule = \"warm.csv\" }",
+                "schedule = \"warm.csv\", accountant = \"rdp\" }",
+            ),
+            "params.mechanisms[3].accountant",
+        ),
+        (
+            good.replace(
+                "{ key = \"same\", schedule",
+                "{ key = \"same\", spec = \"gaussian:sigma=1\", schedule",
+            ),
+            "params.mechanisms[2]",
+        ),
+        (
+            good.replace("warm.csv", "missing.csv"),
+            "params.mechanisms[3].schedule",
+        ),
+    ] {
+        let rel = write_manifest(dir.path(), "sched", &manifest(&mechs));
+        let out = dpw(dir.path(), &["run", &rel, "--out", "bad"]);
+        assert_bad_output(&out, &rel, key);
+        assert!(!dir.path().join("bad").exists());
+    }
+}

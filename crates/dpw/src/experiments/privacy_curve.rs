@@ -27,19 +27,27 @@
 //! accountant's lower end only, `y = y_lo = y_hi`) to any mechanism, and it is the only
 //! one for `sampling=shuffle` and `sampling=allocation` (docs/accountant.md §2.9).
 //! Anything else is refused in one line.
+//! A series may be a whole schedule instead of one SPEC: `{ key = "warmup", schedule =
+//! "warmup.csv" }` (a CSV with the header `sigma,q,count`, one segment of
+//! Poisson-subsampled Gaussian steps a row, the path relative to the manifest), accounted
+//! as `dpw account --schedule` does (docs/accountant.md §2.8: up to 128 distinct (σ, q)
+//! exactly, beyond that each end from the schedule rounded onto a lattice on its side);
+//! with `vary = "count"` the grid value repeats the whole schedule (e.g. epochs). Only the
+//! certified accountant (`"pld"`, `"lower_bound"`) takes a schedule.
 //! One series per mechanism key, one panel `main`; `y` is the bracket's midpoint,
 //! `y_lo,y_hi` its certified ends.
 //! Columns: `panel,series,x,y,y_lo,y_hi,count,epsilon,delta` (the reported quantity's
 //! column holds the midpoint; an `rdp` bound has `y_lo = y_hi = y`).
 
-use super::{mechanism_specs, open_unit, relative_accuracy, Job};
+use super::{open_unit, relative_accuracy, Job};
 use crate::error::KeyError;
 use crate::grid::Grid;
 use crate::manifest::ParamsInput;
 use crate::registry::Kind;
 use crate::table::{Row, Table};
+use composition::accountant::schedule::{accounted, parse_csv, MAX_EXACT_LAWS};
 use composition::accountant::spec::{accountant, lower_bound_accountant};
-use composition::accountant::{MechanismKind, MechanismSpec, MAX_COUNT};
+use composition::accountant::{Answer, MechanismKind, MechanismSpec, MAX_COUNT};
 use serde::Deserialize;
 
 /// Registry entry.
@@ -61,8 +69,23 @@ enum Vary {
 #[serde(deny_unknown_fields)]
 struct MechanismInput {
     key: String,
-    spec: String,
+    spec: Option<String>,
+    /// A schedule CSV (`sigma,q,count`), relative to the manifest, instead of `spec`.
+    schedule: Option<String>,
     accountant: Option<String>,
+}
+
+/// A schedule series as the accountant takes it (docs/accountant.md §2.8).
+#[derive(Debug, Clone)]
+struct ScheduleSeries {
+    /// Specs whose composition bounds the schedule from above.
+    upper: Vec<MechanismSpec>,
+    /// Specs whose composition bounds it from below (the same when not rounded).
+    lower: Vec<MechanismSpec>,
+    /// The lattice ratio ρ when the schedule was rounded.
+    ratio: Option<f64>,
+    /// Steps of one pass through the schedule.
+    steps: u64,
 }
 
 /// Which accountant answers for a mechanism.
@@ -106,7 +129,74 @@ struct PrivacyCurve {
     delta: Option<f64>,
     epsilon: Option<f64>,
     accuracy: Option<f64>,
+    /// `(key, spec, method)`; for a schedule series the spec is its first segment's
+    /// (for the checks that look at the kind) and the schedule is in `schedules`.
     mechanisms: Vec<(String, MechanismSpec, Method)>,
+    schedules: Vec<Option<ScheduleSeries>>,
+}
+
+/// The series of `params.mechanisms`: each entry's key and its spec or schedule.
+fn series_inputs(
+    list: &[MechanismInput],
+    dir: &std::path::Path,
+    accuracy: f64,
+) -> Result<Vec<(String, MechanismSpec, Option<ScheduleSeries>)>, KeyError> {
+    let at = "params.mechanisms";
+    if list.is_empty() {
+        return Err(KeyError::new(
+            at,
+            "must list at least one { key, spec } (or { key, schedule }) mechanism",
+        ));
+    }
+    let keys: Vec<String> = list.iter().map(|m| m.key.clone()).collect();
+    super::distinct(&keys, |i| format!("{at}[{i}].key"))?;
+    let mut out = Vec::with_capacity(list.len());
+    for (i, m) in list.iter().enumerate() {
+        if m.key.is_empty() {
+            return Err(KeyError::new(format!("{at}[{i}].key"), "must not be empty"));
+        }
+        match (&m.spec, &m.schedule) {
+            (Some(spec), None) => {
+                let spec: MechanismSpec =
+                    spec.parse()
+                        .map_err(|e: composition::accountant::SpecError| {
+                            KeyError::new(format!("{at}[{i}].spec"), e.0)
+                        })?;
+                out.push((m.key.clone(), spec, None));
+            }
+            (None, Some(path)) => {
+                let key = format!("{at}[{i}].schedule");
+                let text = std::fs::read_to_string(dir.join(path))
+                    .map_err(|e| KeyError::new(&key, format!("cannot read '{path}': {e}")))?;
+                let segments = parse_csv(&text).map_err(|e| {
+                    KeyError::new(
+                        &key,
+                        format!("'{path}' line {}: {}: {}", e.line, e.key, e.message),
+                    )
+                })?;
+                let a = accounted(&segments, accuracy, MAX_EXACT_LAWS)
+                    .map_err(|e| KeyError::new(&key, format!("'{path}': {}", e.0)))?;
+                let first = a.upper[0].clone();
+                out.push((
+                    m.key.clone(),
+                    first,
+                    Some(ScheduleSeries {
+                        upper: a.upper,
+                        lower: a.lower,
+                        ratio: a.ratio,
+                        steps: a.steps,
+                    }),
+                ));
+            }
+            _ => {
+                return Err(KeyError::new(
+                    format!("{at}[{i}]"),
+                    "give exactly one of spec (a SPEC string) or schedule (a sigma,q,count CSV)",
+                ))
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn method(name: &str, key: &str) -> Result<Method, KeyError> {
@@ -133,20 +223,31 @@ fn method(name: &str, key: &str) -> Result<Method, KeyError> {
 fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     let p: Params = input.parse()?;
     let global = method(&p.accountant, "params.accountant")?;
-    let pairs: Vec<(&str, &str)> = p
-        .mechanisms
-        .iter()
-        .map(|m| (m.key.as_str(), m.spec.as_str()))
-        .collect();
-    let specs = mechanism_specs("params.mechanisms", &pairs)?;
+    let accuracy = relative_accuracy(p.accuracy)?;
     let reports_delta = p.vary == Vary::Epsilon || (p.vary == Vary::Count && p.epsilon.is_some());
+    let series = series_inputs(
+        &p.mechanisms,
+        input.dir(),
+        accuracy.unwrap_or(if reports_delta { 1e-3 } else { 1e-4 }),
+    )?;
     let mut mechanisms = Vec::with_capacity(p.mechanisms.len());
-    for (i, (m, (_, spec))) in p.mechanisms.iter().zip(specs).enumerate() {
+    let mut schedules = Vec::with_capacity(p.mechanisms.len());
+    for (i, (m, (_, spec, schedule))) in p.mechanisms.iter().zip(series).enumerate() {
         let akey = format!("params.mechanisms[{i}].accountant");
         let meth = match &m.accountant {
             Some(a) => method(a, &akey)?,
             None => global,
         };
+        if schedule.is_some() && !matches!(meth, Method::Pld | Method::LowerBound) {
+            return Err(KeyError::new(
+                if m.accountant.is_some() {
+                    akey
+                } else {
+                    "params.accountant".into()
+                },
+                "a schedule is accounted by \"pld\" or \"lower_bound\" only",
+            ));
+        }
         if meth == Method::Pld && spec.lower_bound_only() {
             return Err(KeyError::new(
                 format!("params.mechanisms[{i}].spec"),
@@ -197,6 +298,7 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             ));
         }
         mechanisms.push((m.key.clone(), spec, meth));
+        schedules.push(schedule);
     }
     let xs = p.grid.values().to_vec();
     match p.vary {
@@ -208,11 +310,15 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
                         format!("counts must be integers in [1, 1e10], got {x}"),
                     ));
                 }
-                for (j, (_, s, _)) in mechanisms.iter().enumerate() {
-                    if x * s.count as f64 > MAX_COUNT as f64 {
+                for (j, ((_, s, _), sch)) in mechanisms.iter().zip(&schedules).enumerate() {
+                    let (count, what) = match sch {
+                        Some(sch) => (sch.steps, "schedule"),
+                        None => (s.count, "spec"),
+                    };
+                    if x * count as f64 > MAX_COUNT as f64 {
                         return Err(KeyError::new(
-                            format!("params.mechanisms[{j}].spec"),
-                            format!("count {} times the grid's {x} exceeds 1e10", s.count),
+                            format!("params.mechanisms[{j}].{what}"),
+                            format!("count {count} times the grid's {x} exceeds 1e10"),
                         ));
                     }
                 }
@@ -255,7 +361,6 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
             }
         }
     }
-    let accuracy = relative_accuracy(p.accuracy)?;
     // Run-time estimate of the exact (pld) queries, before computing: ε is reported at
     // the accountant's default 1e-4, δ at 1e-3.
     let reports_eps = match p.vary {
@@ -266,8 +371,13 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     let acc = accuracy.unwrap_or(if reports_eps { 1e-4 } else { 1e-3 });
     let exact: Vec<&MechanismSpec> = mechanisms
         .iter()
-        .filter(|m| matches!(m.2, Method::Pld | Method::LowerBound))
-        .map(|m| &m.1)
+        .zip(&schedules)
+        .filter(|(m, _)| matches!(m.2, Method::Pld | Method::LowerBound))
+        .flat_map(|(m, sch)| match sch {
+            None => vec![&m.1],
+            Some(s) if s.ratio.is_some() => s.upper.iter().chain(&s.lower).collect(),
+            Some(s) => s.upper.iter().collect(),
+        })
         .collect();
     let estimate: f64 = exact
         .iter()
@@ -289,6 +399,7 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         epsilon: p.epsilon,
         accuracy,
         mechanisms,
+        schedules,
     }))
 }
 
@@ -421,6 +532,57 @@ impl PrivacyCurve {
                 }
                 .map_err(|e| format!("{key} at x = {x}: {e}"))?;
                 (v, v, v)
+            }
+            Method::Pld | Method::LowerBound if self.schedules[j].is_some() => {
+                let sch = self.schedules[j].as_ref().expect("a schedule series");
+                let times = if self.vary == Vary::Count {
+                    x as u64
+                } else {
+                    1
+                };
+                s.count = sch.steps * times;
+                let ask =
+                    |list: &[MechanismSpec], accuracy: Option<f64>| -> Result<Answer, String> {
+                        let list: Vec<MechanismSpec> = list
+                            .iter()
+                            .map(|m| {
+                                let mut m = m.clone();
+                                m.count *= times;
+                                m
+                            })
+                            .collect();
+                        let mut acc = accountant(&list).map_err(|e| format!("{key}: {}", e.0))?;
+                        if let Some(a) = accuracy {
+                            acc = acc.with_accuracy(a).map_err(|e| format!("{key}: {e}"))?;
+                        }
+                        if report_eps {
+                            acc.epsilon(given)
+                        } else {
+                            acc.delta(given)
+                        }
+                        .map_err(|e| format!("{key} at x = {x}: {e}"))
+                    };
+                let (lo, est, hi) = match sch.ratio {
+                    None => {
+                        let a = ask(&sch.upper, self.accuracy)?;
+                        (a.lower, a.estimate, a.upper)
+                    }
+                    Some(rho) => {
+                        // Each end from the rounded schedule on its side (docs/accountant.md
+                        // §2.8); the rounding already costs about ρ of width, so the
+                        // accountant is asked for no finer accuracy than ρ.
+                        let default = if report_eps { 1e-4 } else { 1e-3 };
+                        let coarse = Some(self.accuracy.unwrap_or(default).max(rho.min(0.01)));
+                        let up = ask(&sch.upper, coarse)?;
+                        let low = ask(&sch.lower, coarse)?;
+                        (low.lower, 0.5 * (low.lower + up.upper), up.upper)
+                    }
+                };
+                if *meth == Method::Pld {
+                    (lo, est, hi)
+                } else {
+                    (lo, lo, lo)
+                }
             }
             Method::Pld | Method::LowerBound => {
                 let build = if *meth == Method::Pld {

@@ -37,7 +37,7 @@ use crate::error::KeyError;
 use crate::manifest::ParamsInput;
 use crate::registry::Kind;
 use crate::table::{Row, Table};
-use composition::accountant::least_radius_bracket;
+use composition::accountant::{least_radius_bracket_until, Work};
 use densities::bounded::BoundedFamily;
 use mgf::BoundedNoise;
 use rayon::prelude::*;
@@ -55,6 +55,12 @@ pub const KIND: Kind = Kind {
 const MAX_K: f64 = 1e10;
 /// Smallest δ (the accountant's range).
 const MIN_DELTA: f64 = 1e-300;
+/// Largest δ: near 1 the least radius sits where almost all of one query's mass is the
+/// `+∞` atom, and the search there ran for minutes (hostile case: log10(1/δ) = 1e-12).
+const MAX_DELTA: f64 = 0.5;
+/// Work budget of one point's search (bins transformed; fig1's heaviest point, δ = 1e-250,
+/// uses a fraction of it): past it the point is refused, never left running.
+const POINT_WORK: u64 = 600_000_000;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,10 +123,13 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
                 format!("k must be in [1, {MAX_K:e}], got {}", pt.k),
             ));
         }
-        if pt.delta < MIN_DELTA {
+        if !(MIN_DELTA..=MAX_DELTA).contains(&pt.delta) {
             return Err(KeyError::new(
                 key_of(i, j, q, "delta"),
-                format!("delta must be in [{MIN_DELTA:e}, 1), got {:e}", pt.delta),
+                format!(
+                    "delta must be in [{MIN_DELTA:e}, {MAX_DELTA}] (log10(1/delta) >= 0.302), got {:e}",
+                    pt.delta
+                ),
             ));
         }
         j += 1;
@@ -162,13 +171,14 @@ impl ExactBoundedRadius {
             .map_err(|e| format!("certified radius at {}: {e}", what()))?
             .radius;
         // The least radius is 55–100 % of the certified one (fig19, and near 99 % at tiny δ).
-        let b = least_radius_bracket(
+        let b = least_radius_bracket_until(
             self.family,
             k as u64,
             epsilon,
             delta,
             0.9 * cert,
             self.accuracy,
+            &Work::new(Some(POINT_WORK)),
         )
         .map_err(|e| format!("accountant radius bracket at {}: {e}", what()))?;
         Ok(PointResult {

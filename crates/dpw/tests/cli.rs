@@ -1618,7 +1618,7 @@ fn calibration_curve_count_sets_k_when_delta_varies() {
 /// fig19b (the exact radius on the certified accountant) refuses what it cannot compute
 /// in one line naming the key: an accuracy out of range, and the keys of the fixed-grid
 /// accountant it used before (a panel's pessimistic flag, the method, the estimate step),
-/// which now point to `accuracy` (nothing written, exit 2).
+/// which now point to `accuracy`, and a δ near 1 (nothing written, exit 2).
 #[test]
 fn fig19b_accountant_route_refuses_bad_parameters() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -1634,6 +1634,12 @@ fn fig19b_accountant_route_refuses_bad_parameters() {
             "params.estimate_step=0.1",
             "params.estimate_step",
             "no longer used",
+        ),
+        // δ = 1 − 2e-12: the radius search ran past 90 s there (the fuzz's case 1457).
+        (
+            "params.panels[1].grid.logspace[0]=1e-12",
+            "params.panels[1].grid[0]",
+            "[1e-300, 0.5]",
         ),
     ] {
         let out = dpw(

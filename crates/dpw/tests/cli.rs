@@ -1125,10 +1125,18 @@ fn calibrate_never_prints_nan_inf_or_negative_zero() {
     }
 }
 
-#[test]
-fn privacy_curve_other_accountants_bound_or_match_the_exact_one() {
-    let text = r##"id = "acc"
-title = "accountants side by side"
+/// A `privacy_curve` manifest `id` with `[params]` lines `params` (everything after the
+/// header) and one plain series per key, on one panel `main` (x and y on `scale`).
+fn privacy_curve_manifest(id: &str, params: &str, keys: &[&str], scale: &str) -> String {
+    let series: String = keys
+        .iter()
+        .map(|k| {
+            format!("\n[[plot.series]]\nkey = \"{k}\"\nlabel = \"{k}\"\ncolor = \"#000000\"\n")
+        })
+        .collect();
+    format!(
+        r##"id = "{id}"
+title = "test curve"
 kind = "privacy_curve"
 
 [source]
@@ -1137,7 +1145,32 @@ figure = "none"
 chosen = "test"
 
 [params]
-accountant = "pld"
+{params}
+
+[plot]
+title = "t"
+columns = 1
+panel_width = 400
+panel_height = 300
+
+[[plot.panels]]
+key = "main"
+title = "t"
+x = {{ label = "x", scale = "{scale}" }}
+y = {{ label = "y", scale = "{scale}" }}
+{series}
+[check]
+rel = 1e-6
+abs = 1e-12
+"##
+    )
+}
+
+#[test]
+fn privacy_curve_other_accountants_bound_or_match_the_exact_one() {
+    let text = &privacy_curve_manifest(
+        "acc",
+        r#"accountant = "pld"
 vary = "count"
 grid = [1, 10, 100]
 delta = 1e-6
@@ -1150,64 +1183,12 @@ mechanisms = [
   { key = "g_zcdp", spec = "gaussian:sigma=3", accountant = "zcdp" },
   { key = "lap_conc", spec = "laplace:scale=2", accountant = "concentration" },
   { key = "g_conc", spec = "gaussian:sigma=3", accountant = "concentration" },
-]
-
-[plot]
-title = "t"
-columns = 1
-panel_width = 400
-panel_height = 300
-
-[[plot.panels]]
-key = "main"
-title = "t"
-x = { label = "k", scale = "log" }
-y = { label = "eps", scale = "log" }
-
-[[plot.series]]
-key = "rr"
-label = "rr"
-color = "#000000"
-
-[[plot.series]]
-key = "rr_dp"
-label = "rr_dp"
-color = "#000000"
-
-[[plot.series]]
-key = "lap"
-label = "lap"
-color = "#000000"
-
-[[plot.series]]
-key = "lap_dp"
-label = "lap_dp"
-color = "#000000"
-
-[[plot.series]]
-key = "g"
-label = "g"
-color = "#000000"
-
-[[plot.series]]
-key = "g_zcdp"
-label = "g_zcdp"
-color = "#000000"
-
-[[plot.series]]
-key = "lap_conc"
-label = "lap_conc"
-color = "#000000"
-
-[[plot.series]]
-key = "g_conc"
-label = "g_conc"
-color = "#000000"
-
-[check]
-rel = 1e-6
-abs = 1e-12
-"##;
+]"#,
+        &[
+            "rr", "rr_dp", "lap", "lap_dp", "g", "g_zcdp", "lap_conc", "g_conc",
+        ],
+        "log",
+    );
     let dir = tempfile::tempdir().unwrap();
     let rel = write_manifest(dir.path(), "acc", text);
     let out = dpw(dir.path(), &["run", &rel, "--out", "o"]);
@@ -2027,48 +2008,13 @@ fn privacy_curve_takes_schedule_files_as_series() {
     )
     .unwrap();
     let manifest = |mechs: &str| {
-        let keys = ["plain", "part", "same", "warm"];
-        let series: String = keys
-            .iter()
-            .map(|k| {
-                format!("\n[[plot.series]]\nkey = \"{k}\"\nlabel = \"{k}\"\ncolor = \"#000000\"\n")
-            })
-            .collect();
-        format!(
-            r##"id = "sched"
-title = "schedules"
-kind = "privacy_curve"
-
-[source]
-paper = "test"
-figure = "none"
-chosen = "test"
-
-[params]
-accountant = "pld"
-vary = "count"
-grid = [1, 3]
-delta = 1e-5
-mechanisms = [
-{mechs}
-]
-
-[plot]
-title = "t"
-columns = 1
-panel_width = 400
-panel_height = 300
-
-[[plot.panels]]
-key = "main"
-title = "t"
-x = {{ label = "epochs", scale = "linear" }}
-y = {{ label = "eps", scale = "linear" }}
-{series}
-[check]
-rel = 1e-6
-abs = 1e-9
-"##
+        privacy_curve_manifest(
+            "sched",
+            &format!(
+                "accountant = \"pld\"\nvary = \"count\"\ngrid = [1, 3]\ndelta = 1e-5\nmechanisms = [\n{mechs}\n]"
+            ),
+            &["plain", "part", "same", "warm"],
+            "linear",
         )
     };
     let good = r#"  { key = "plain", spec = "subsampled-gaussian:sigma=1,q=0.01,count=300" },

@@ -360,6 +360,12 @@ pub(crate) struct LnDelta {
 /// `ln` of the Chernoff bound `P_λ(S ≥ h)` (upper = true) or `P_λ(S ≤ h)`; `base` is
 /// `Σ c_i K_i(λ)`.
 pub(crate) fn ln_chernoff(factors: &[Factor], lambda: f64, base: f64, h: f64, upper: bool) -> f64 {
+    ln_chernoff_in(&Cumulants::new(factors), lambda, base, h, upper)
+}
+
+/// [`ln_chernoff`] on tables built beforehand (a window's several bounds share them).
+pub(crate) fn ln_chernoff_in(cum: &Cumulants, lambda: f64, base: f64, h: f64, upper: bool) -> f64 {
+    let factors = cum.factors;
     // f(t) = K(λ ± t) − K(λ) ∓ t h is convex in t ≥ 0, f(0) = 0, and any t gives a valid
     // bound: safeguarded Newton on f' (increasing), keeping the least f evaluated.
     let sgn = if upper { 1.0 } else { -1.0 };
@@ -369,7 +375,6 @@ pub(crate) fn ln_chernoff(factors: &[Factor], lambda: f64, base: f64, h: f64, up
     if beyond_support(factors, h, upper) {
         return f64::NEG_INFINITY;
     }
-    let cum = Cumulants::new(factors);
     let eval = |t: f64| -> (f64, f64, f64) {
         let (k, k1, k2) = cum.total(lambda + sgn * t);
         (k - base - sgn * t * h, sgn * (k1 - h), k2)
@@ -477,6 +482,7 @@ fn beyond_support(factors: &[Factor], h: f64, upper: bool) -> bool {
 /// `F' = t K'' ≥ 0`): safeguarded Newton from the Gaussian value `t = √(−2 ln_target/var)`,
 /// keeping the nearest `h` seen (any of them is valid; the caller bounds the tail at the
 /// window it finally uses).
+#[cfg(test)]
 pub(crate) fn chernoff_level(
     factors: &[Factor],
     lambda: f64,
@@ -486,10 +492,23 @@ pub(crate) fn chernoff_level(
     mean: f64,
     var: f64,
 ) -> f64 {
-    let sgn = if upper { 1.0 } else { -1.0 };
-    let d = factors[0].law.step;
-    // (G/t, F, F') at t.
     let cum = Cumulants::new(factors);
+    chernoff_level_in(&cum, lambda, base, ln_target, upper, mean, var)
+}
+
+/// [`chernoff_level`] on tables built beforehand.
+fn chernoff_level_in(
+    cum: &Cumulants,
+    lambda: f64,
+    base: f64,
+    ln_target: f64,
+    upper: bool,
+    mean: f64,
+    var: f64,
+) -> f64 {
+    let sgn = if upper { 1.0 } else { -1.0 };
+    let d = cum.factors[0].law.step;
+    // (G/t, F, F') at t.
     let eval = |t: f64| -> (f64, f64, f64) {
         let (k, k1, k2) = cum.total(lambda + sgn * t);
         let g = k - base - ln_target;
@@ -621,21 +640,23 @@ impl TiltedSum {
         let (base, mean, var) = total_cgf(factors, lambda);
         let base0 = total_cgf(factors, 0.0).0;
         let sd = var.sqrt().max(d);
+        // One set of tables for every Chernoff bound of this window.
+        let cum = Cumulants::new(factors);
         // Window ends by Chernoff bounds: the nearest ends whose tail bound is e^{−50}.
-        let mut l = chernoff_level(factors, lambda, base, LN_ALIAS, false, mean, var);
-        let mut h = chernoff_level(factors, lambda, base, LN_ALIAS, true, mean, var);
+        let mut l = chernoff_level_in(&cum, lambda, base, LN_ALIAS, false, mean, var);
+        let mut h = chernoff_level_in(&cum, lambda, base, LN_ALIAS, true, mean, var);
         if ln_abs_hi.is_finite() {
             // The untilted mass below the window is moved up to its lowest bin: keep its
             // tilted weight e^{λl − K}·P(S ≤ l) as small as the tilted tails.
             let mut z = 1.0;
-            while ln_chernoff(factors, 0.0, base0, l, false) + lambda * l - base > LN_ALIAS
+            while ln_chernoff_in(&cum, 0.0, base0, l, false) + lambda * l - base > LN_ALIAS
                 && z < 1e6
             {
                 l -= z * sd;
                 z *= 1.5;
             }
             let (_, m0, v0) = total_cgf(factors, 0.0);
-            h = h.max(chernoff_level(factors, 0.0, base0, ln_abs_hi, true, m0, v0));
+            h = h.max(chernoff_level_in(&cum, 0.0, base0, ln_abs_hi, true, m0, v0));
         }
         let w_lo = (l / d).floor() as i64 - 1;
         let span = ((h - l) / d).ceil() as usize + 3;
@@ -647,10 +668,10 @@ impl TiltedSum {
                 "within the bin budget of one FFT window (2^23 by default, 2^22 for a stage of a large count): ask for a coarser accuracy",
             ));
         }
-        let tail_lo = ln_chernoff(factors, lambda, base, w_lo as f64 * d, false).exp();
+        let tail_lo = ln_chernoff_in(&cum, lambda, base, w_lo as f64 * d, false).exp();
         let top = (w_lo + n as i64) as f64 * d;
-        let tail_hi = ln_chernoff(factors, lambda, base, top, true).exp();
-        let ln_abs_above = ln_chernoff(factors, 0.0, base0, top, true);
+        let tail_hi = ln_chernoff_in(&cum, lambda, base, top, true).exp();
+        let ln_abs_above = ln_chernoff_in(&cum, 0.0, base0, top, true);
 
         // The work of this window (docs/accountant.md §6.1), and a cancellation point.
         super::work::charge(n as u64 * (factors.len() as u64 + 1))?;

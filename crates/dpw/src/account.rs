@@ -224,12 +224,12 @@ impl AccountRequest {
                     distinct: acc.distinct,
                     ratio: acc.ratio,
                 };
-                let answer = if let Some(rho) = acc.ratio {
+                let answer = if acc.ratio.is_some() {
                     // Each end from the rounded schedule on its side (§2.8): every
                     // quantity asked (ε, δ, TPR) grows as a step leaks more. The rounding
                     // already costs about ρ of width, so the accountant is asked for no
                     // finer accuracy than ρ.
-                    let coarse = self.accuracy.unwrap_or(1e-4).max(rho.min(0.01));
+                    let coarse = acc.end_accuracy(self.accuracy.unwrap_or(1e-4));
                     let up = self.ask_at(&with(&acc.upper), work, Some(coarse))?;
                     let lo = self.ask_at(&with(&acc.lower), work, Some(coarse))?;
                     let width = match self.query {

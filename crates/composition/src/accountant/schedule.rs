@@ -177,6 +177,18 @@ pub struct Accounted {
     pub steps: u64,
 }
 
+impl Accounted {
+    /// The accuracy to ask the accountant for at each end, given the one `asked`: no finer
+    /// than the lattice ratio ρ (capped at 1e-2) when the schedule was rounded, since the
+    /// rounding already costs about ρ of width (docs/accountant.md §2.8).
+    pub fn end_accuracy(&self, asked: f64) -> f64 {
+        match self.ratio {
+            Some(rho) => asked.max(rho.min(0.01)),
+            None => asked,
+        }
+    }
+}
+
 /// Segments merged by equal `(σ, q)` (counts added), in order of first appearance.
 fn merged(segments: &[Segment]) -> Vec<Segment> {
     let mut out: Vec<Segment> = Vec::new();

@@ -481,23 +481,9 @@ fn beyond_support(factors: &[Factor], h: f64, upper: bool) -> bool {
 /// minimum of `G(t)/t`, the root of `F(t) = t G'(t) − G(t)` (`F(0) = ln_target < 0`,
 /// `F' = t K'' ≥ 0`): safeguarded Newton from the Gaussian value `t = √(−2 ln_target/var)`,
 /// keeping the nearest `h` seen (any of them is valid; the caller bounds the tail at the
-/// window it finally uses).
-#[cfg(test)]
+/// window it finally uses). `cum` holds the factors' cumulant tables (a window's bounds
+/// share them).
 pub(crate) fn chernoff_level(
-    factors: &[Factor],
-    lambda: f64,
-    base: f64,
-    ln_target: f64,
-    upper: bool,
-    mean: f64,
-    var: f64,
-) -> f64 {
-    let cum = Cumulants::new(factors);
-    chernoff_level_in(&cum, lambda, base, ln_target, upper, mean, var)
-}
-
-/// [`chernoff_level`] on tables built beforehand.
-fn chernoff_level_in(
     cum: &Cumulants,
     lambda: f64,
     base: f64,
@@ -643,8 +629,8 @@ impl TiltedSum {
         // One set of tables for every Chernoff bound of this window.
         let cum = Cumulants::new(factors);
         // Window ends by Chernoff bounds: the nearest ends whose tail bound is e^{−50}.
-        let mut l = chernoff_level_in(&cum, lambda, base, LN_ALIAS, false, mean, var);
-        let mut h = chernoff_level_in(&cum, lambda, base, LN_ALIAS, true, mean, var);
+        let mut l = chernoff_level(&cum, lambda, base, LN_ALIAS, false, mean, var);
+        let mut h = chernoff_level(&cum, lambda, base, LN_ALIAS, true, mean, var);
         if ln_abs_hi.is_finite() {
             // The untilted mass below the window is moved up to its lowest bin: keep its
             // tilted weight e^{λl − K}·P(S ≤ l) as small as the tilted tails.
@@ -656,7 +642,7 @@ impl TiltedSum {
                 z *= 1.5;
             }
             let (_, m0, v0) = total_cgf(factors, 0.0);
-            h = h.max(chernoff_level_in(&cum, 0.0, base0, ln_abs_hi, true, m0, v0));
+            h = h.max(chernoff_level(&cum, 0.0, base0, ln_abs_hi, true, m0, v0));
         }
         let w_lo = (l / d).floor() as i64 - 1;
         let span = ((h - l) / d).ceil() as usize + 3;
@@ -1188,7 +1174,7 @@ mod tests {
                 let s = v.sqrt();
                 for upper in [true, false] {
                     let sgn = if upper { 1.0 } else { -1.0 };
-                    let h = chernoff_level(&f, 0.0, base, target, upper, m, v);
+                    let h = chernoff_level(&Cumulants::new(&f), 0.0, base, target, upper, m, v);
                     let closed = m + sgn * (-2.0 * target).sqrt() * s;
                     assert!(
                         (h - closed).abs() <= 2e-3 * s * (-2.0 * target).sqrt(),

@@ -141,28 +141,39 @@ pub fn mechanism_specs(
     at: &str,
     list: &[(&str, &str)],
 ) -> Result<Vec<(String, composition::accountant::MechanismSpec)>, KeyError> {
-    if list.is_empty() {
-        return Err(KeyError::new(
-            at,
-            "must list at least one { key, spec } mechanism",
-        ));
-    }
-    let keys: Vec<String> = list.iter().map(|m| m.0.to_string()).collect();
-    distinct(&keys, |i| format!("{at}[{i}].key"))?;
+    let keys: Vec<&str> = list.iter().map(|m| m.0).collect();
+    mechanism_keys(at, &keys, "must list at least one { key, spec } mechanism")?;
     list.iter()
         .enumerate()
-        .map(|(i, &(key, spec))| {
-            if key.is_empty() {
-                return Err(KeyError::new(format!("{at}[{i}].key"), "must not be empty"));
-            }
-            let spec = spec
-                .parse()
-                .map_err(|e: composition::accountant::SpecError| {
-                    KeyError::new(format!("{at}[{i}].spec"), e.0)
-                })?;
-            Ok((key.to_string(), spec))
-        })
+        .map(|(i, &(key, spec))| Ok((key.to_string(), mechanism_spec(at, i, key, spec)?)))
         .collect()
+}
+
+/// The keys of a mechanism list under `at`: at least one (else `empty`, the message), all
+/// distinct.
+pub fn mechanism_keys(at: &str, keys: &[&str], empty: &str) -> Result<(), KeyError> {
+    if keys.is_empty() {
+        return Err(KeyError::new(at, empty));
+    }
+    let owned: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+    distinct(&owned, |i| format!("{at}[{i}].key"))
+}
+
+/// Entry `i` under `at`: its key non-empty and its SPEC parsed (errors named
+/// `{at}[i].key`, `{at}[i].spec`).
+pub fn mechanism_spec(
+    at: &str,
+    i: usize,
+    key: &str,
+    spec: &str,
+) -> Result<composition::accountant::MechanismSpec, KeyError> {
+    if key.is_empty() {
+        return Err(KeyError::new(format!("{at}[{i}].key"), "must not be empty"));
+    }
+    spec.parse()
+        .map_err(|e: composition::accountant::SpecError| {
+            KeyError::new(format!("{at}[{i}].spec"), e.0)
+        })
 }
 
 /// Validates `params.accuracy`, a relative accuracy in `[1e-6, 0.5]`.

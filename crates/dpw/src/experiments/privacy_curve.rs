@@ -45,7 +45,7 @@ use crate::grid::Grid;
 use crate::manifest::ParamsInput;
 use crate::registry::Kind;
 use crate::table::{Row, Table};
-use composition::accountant::schedule::{accounted, parse_csv, MAX_EXACT_LAWS};
+use composition::accountant::schedule::{accounted, parse_csv, Accounted, MAX_EXACT_LAWS};
 use composition::accountant::spec::{accountant, lower_bound_accountant};
 use composition::accountant::{Answer, MechanismKind, MechanismSpec, MAX_COUNT};
 use serde::Deserialize;
@@ -73,19 +73,6 @@ struct MechanismInput {
     /// A schedule CSV (`sigma,q,count`), relative to the manifest, instead of `spec`.
     schedule: Option<String>,
     accountant: Option<String>,
-}
-
-/// A schedule series as the accountant takes it (docs/accountant.md §2.8).
-#[derive(Debug, Clone)]
-struct ScheduleSeries {
-    /// Specs whose composition bounds the schedule from above.
-    upper: Vec<MechanismSpec>,
-    /// Specs whose composition bounds it from below (the same when not rounded).
-    lower: Vec<MechanismSpec>,
-    /// The lattice ratio ρ when the schedule was rounded.
-    ratio: Option<f64>,
-    /// Steps of one pass through the schedule.
-    steps: u64,
 }
 
 /// Which accountant answers for a mechanism.
@@ -132,7 +119,7 @@ struct PrivacyCurve {
     /// `(key, spec, method)`; for a schedule series the spec is its first segment's
     /// (for the checks that look at the kind) and the schedule is in `schedules`.
     mechanisms: Vec<(String, MechanismSpec, Method)>,
-    schedules: Vec<Option<ScheduleSeries>>,
+    schedules: Vec<Option<Accounted>>,
 }
 
 /// The series of `params.mechanisms`: each entry's key and its spec or schedule.
@@ -140,16 +127,14 @@ fn series_inputs(
     list: &[MechanismInput],
     dir: &std::path::Path,
     accuracy: f64,
-) -> Result<Vec<(String, MechanismSpec, Option<ScheduleSeries>)>, KeyError> {
+) -> Result<Vec<(String, MechanismSpec, Option<Accounted>)>, KeyError> {
     let at = "params.mechanisms";
-    if list.is_empty() {
-        return Err(KeyError::new(
-            at,
-            "must list at least one { key, spec } (or { key, schedule }) mechanism",
-        ));
-    }
-    let keys: Vec<String> = list.iter().map(|m| m.key.clone()).collect();
-    super::distinct(&keys, |i| format!("{at}[{i}].key"))?;
+    let keys: Vec<&str> = list.iter().map(|m| m.key.as_str()).collect();
+    super::mechanism_keys(
+        at,
+        &keys,
+        "must list at least one { key, spec } (or { key, schedule }) mechanism",
+    )?;
     let mut out = Vec::with_capacity(list.len());
     for (i, m) in list.iter().enumerate() {
         if m.key.is_empty() {
@@ -157,12 +142,11 @@ fn series_inputs(
         }
         match (&m.spec, &m.schedule) {
             (Some(spec), None) => {
-                let spec: MechanismSpec =
-                    spec.parse()
-                        .map_err(|e: composition::accountant::SpecError| {
-                            KeyError::new(format!("{at}[{i}].spec"), e.0)
-                        })?;
-                out.push((m.key.clone(), spec, None));
+                out.push((
+                    m.key.clone(),
+                    super::mechanism_spec(at, i, &m.key, spec)?,
+                    None,
+                ));
             }
             (None, Some(path)) => {
                 let key = format!("{at}[{i}].schedule");
@@ -176,17 +160,7 @@ fn series_inputs(
                 })?;
                 let a = accounted(&segments, accuracy, MAX_EXACT_LAWS)
                     .map_err(|e| KeyError::new(&key, format!("'{path}': {}", e.0)))?;
-                let first = a.upper[0].clone();
-                out.push((
-                    m.key.clone(),
-                    first,
-                    Some(ScheduleSeries {
-                        upper: a.upper,
-                        lower: a.lower,
-                        ratio: a.ratio,
-                        steps: a.steps,
-                    }),
-                ));
+                out.push((m.key.clone(), a.upper[0].clone(), Some(a)));
             }
             _ => {
                 return Err(KeyError::new(
@@ -567,12 +541,12 @@ impl PrivacyCurve {
                         let a = ask(&sch.upper, self.accuracy)?;
                         (a.lower, a.estimate, a.upper)
                     }
-                    Some(rho) => {
+                    Some(_) => {
                         // Each end from the rounded schedule on its side (docs/accountant.md
                         // §2.8); the rounding already costs about ρ of width, so the
                         // accountant is asked for no finer accuracy than ρ.
                         let default = if report_eps { 1e-4 } else { 1e-3 };
-                        let coarse = Some(self.accuracy.unwrap_or(default).max(rho.min(0.01)));
+                        let coarse = Some(sch.end_accuracy(self.accuracy.unwrap_or(default)));
                         let up = ask(&sch.upper, coarse)?;
                         let low = ask(&sch.lower, coarse)?;
                         (low.lower, 0.5 * (low.lower + up.upper), up.upper)

@@ -70,7 +70,7 @@ pub struct ContinuousRange {
 
 /// Gauss–Legendre nodes and weights on `[−1, 1]` (8 points), by Newton's method on the
 /// Legendre recurrence.
-fn gauss_legendre8() -> &'static [(f64, f64); 8] {
+pub(crate) fn gauss_legendre8() -> &'static [(f64, f64); 8] {
     static GL: OnceLock<[(f64, f64); 8]> = OnceLock::new();
     GL.get_or_init(|| {
         let n = 8usize;
@@ -505,6 +505,16 @@ pub struct DiscreteLaw {
 }
 
 impl DiscreteLaw {
+    /// A law of finite atoms `(loss, P-mass)` and `ln P(L = +∞)`, with no grid unit (the
+    /// loss laws of a balls-in-bins epoch, [`super::allocation`]).
+    pub fn from_atoms(atoms: Vec<(f64, f64)>, ln_inf: f64) -> Self {
+        Self {
+            atoms,
+            ln_inf,
+            unit: None,
+        }
+    }
+
     /// Binary randomized response with parameter ε₀ ∈ [1e-8, 700]: `L = ±ε₀` with P-masses
     /// `e^{ε₀}/(1 + e^{ε₀})` and `1/(1 + e^{ε₀})`.
     ///

@@ -20,7 +20,8 @@
 //! - **Loss laws** ([`LossLaw`]): [`law`] (Gaussian, Laplace, randomized response, the
 //!   truncated Laplacian, bounded noise, discrete laws), [`subsampled`] (Poisson and
 //!   fixed-size batches), [`mixture`] (replace-one and group pairs), [`max_statistic`]
-//!   (the shuffle and balls-in-bins lower bound).
+//!   (the shuffle and balls-in-bins lower bound), [`allocation`] (a balls-in-bins epoch's
+//!   upper and lower laws).
 //! - **Discretisation** on both sides: [`lattice`].
 //! - **Composition**: [`tilted`] (the tilted FFT sum and its error terms), `jump` (the
 //!   one-jump split for heavy tails), `fft` (plans, lengths, round-off constants).
@@ -39,6 +40,7 @@
 //! assert!(a.lower <= exact && exact <= a.upper && a.upper / a.lower - 1.0 < 1e-4);
 //! ```
 
+pub mod allocation;
 pub(crate) mod fft;
 mod jump;
 pub mod lattice;

@@ -1,0 +1,655 @@
+//! Balls-in-bins epochs (random allocation): certified upper *and* lower loss laws of one
+//! epoch (docs/accountant.md §2.10).
+//!
+//! Each example sits in one of an epoch's t steps, chosen uniformly. Against the dataset
+//! without it, an epoch's outputs (in units of σ, shift `μ = s/σ`) are the pair
+//! `P = (1/t) Σ_j N(μe_j, I_t)` and `Q = N(0, I_t)`, which dominates every pair of
+//! neighbouring datasets in both orders (the others' placements are independent of the
+//! example's, so conditioning on them and joint convexity leave a translate of this pair).
+//! Its likelihood ratio is `S = U/t` with `U = Σ_j X_j`, `X_j = e^{μy_j − μ²/2}` i.i.d.
+//! under Q (log-normal, mean 1), and a pair is fixed by the Q-law of its likelihood ratio:
+//! `δ_{P‖Q}(ε) = E_Q[(S − e^ε)_+]`, `δ_{Q‖P}(ε) = E_Q[(1 − e^ε S)_+]`, both convex in S.
+//!
+//! - **Upper** (a dominating pair): a mean-preserving *spread* of the Q-law of U, i.e. U
+//!   larger in the convex order, gives a pair that leaks at least as much at every ε, in
+//!   both directions and after composition (a spread is a garbling in reverse). Each cell
+//!   `[ih, (i+1)h)` of X is split onto its two ends keeping mass and mean; sums of grid
+//!   laws stay on the grid (FFT), coarser grids split each point onto its neighbours, and
+//!   mass above a cap C goes to C keeping its mass, its excess mean to `+∞` (P-mass
+//!   `E_Q[(U − C)_+]/t`, no Q-mass). Every error bound is added as mass (δ only grows).
+//! - **Lower** (a dominated pair): a mean-preserving *contraction*, each cell merged into
+//!   its barycentre, and sums merged bucket by bucket. The barycentres are carried as an
+//!   interval (a moment from below and one from above) with a lower bound on the mass:
+//!   for `P‖Q`, δ only shrinks when mass is removed or moved down, for `Q‖P` when it is
+//!   removed or moved up, so each direction takes its end of the interval.
+//!
+//! The FFT sums are enclosed bin by bin: each product is computed under a few
+//! exponential tilts `e^{θi}` (the tails of U are many orders below its body) and each bin
+//! keeps the tilt with the smallest round-off bound
+//! `4η(n)(‖ã‖₂‖b̃‖₁ + ‖ã‖₁‖b̃‖₂)·e^{s_a + s_b − θk}` (Higham's normwise bound for each
+//! transform, fft.rs, carried through the product and the inverse). The cells of X are
+//! integrated by 8-point Gauss–Legendre in the normal variable, charged [`CELL_REL_ERR`]
+//! relative; the far tails of the final laws (mass below `e^{ln_tail}` each) go to `+∞`
+//! or up to the lowest loss kept on the upper side and are dropped on the lower side.
+//!
+//! **Limits.** One uniform grid per sum: the cap on X (where its mean above the cap is
+//! `e^{ln_tail}`) grows like `e^{μ(μ + 7.6)}`, and past μ ≈ 1.2 the step the bin budget
+//! allows exceeds X's own scale, so the bracket widens (it stays certified). The laws are
+//! not yet taken by the SPEC language (`sampling=allocation` is still accounted by the
+//! maximum statistic's lower bound, §2.9).
+
+use super::fft::{eta, fast_len, forward_inverse};
+use super::law::{gauss_legendre8, log_add, DiscreteLaw, CELL_REL_ERR};
+use crate::error::{out_of_range, Result};
+use densities::normal::{cdf, sf, upper_quantile};
+use densities::outward;
+use rustfft::num_complex::Complex;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Most steps per epoch for the two-sided bracket.
+pub const MAX_STEPS: u64 = 1_000_000;
+
+/// How finely an epoch's likelihood ratio is discretised.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EpochGrid {
+    /// Cells of one step's ratio X per standard deviation of X (the first step; later
+    /// sums of m steps use a step up to √m times coarser).
+    pub cells_per_sd: f64,
+    /// `ln` of the P-mass allowed at `+∞` from the cap on one step's ratio.
+    pub ln_tail: f64,
+    /// Most cells of one step's grid (the step is coarsened to fit).
+    pub max_bins: usize,
+}
+
+impl Default for EpochGrid {
+    fn default() -> Self {
+        Self {
+            cells_per_sd: 100.0,
+            ln_tail: -32.0,
+            max_bins: 1 << 19,
+        }
+    }
+}
+
+/// The four loss laws of one epoch: upper and lower, in each direction.
+#[derive(Debug, Clone)]
+pub struct EpochLaws {
+    /// Dominating law of `P‖Q` (the example present against absent).
+    pub remove_upper: DiscreteLaw,
+    /// Dominating law of `Q‖P`.
+    pub add_upper: DiscreteLaw,
+    /// Dominated law of `P‖Q`.
+    pub remove_lower: DiscreteLaw,
+    /// Dominated law of `Q‖P`.
+    pub add_lower: DiscreteLaw,
+    /// Step of the first grid (units of X, whose mean is 1).
+    pub step: f64,
+    /// The cap on one step's ratio.
+    pub cap: f64,
+}
+
+/// The laws of `mu = s/σ ∈ [1e-6, 50]` with `t ∈ [1, 1e6]` steps an epoch, computed once
+/// per process for each `(mu, t, grid)` and shared.
+pub fn epoch_laws(mu: f64, t: u64, grid: EpochGrid) -> Result<Arc<EpochLaws>> {
+    type Key = (u64, u64, u64, u64, usize);
+    static CACHE: OnceLock<Mutex<HashMap<Key, Arc<EpochLaws>>>> = OnceLock::new();
+    check(mu, t)?;
+    let key = (
+        mu.to_bits(),
+        t,
+        grid.cells_per_sd.to_bits(),
+        grid.ln_tail.to_bits(),
+        grid.max_bins,
+    );
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(l) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(l.clone());
+    }
+    // Built outside the lock (an interrupted build is not kept); the same key built twice
+    // at once gives the same laws.
+    let laws = Arc::new(build(mu, t, grid)?);
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, laws.clone());
+    Ok(laws)
+}
+
+fn check(mu: f64, t: u64) -> Result<()> {
+    if !(mu.is_finite() && (1e-6..=50.0).contains(&mu)) {
+        return Err(out_of_range("sensitivity/sigma", mu, "[1e-6, 50]"));
+    }
+    if !(1..=MAX_STEPS).contains(&t) {
+        return Err(out_of_range("steps per epoch", t as f64, "[1, 1e6]"));
+    }
+    Ok(())
+}
+
+/// The Q-law of a sum of steps' ratios on the grid `i·h`, from above: masses at the grid
+/// points (a spread of the true law, plus error bounds), and `xi`, the Q-moment sent to
+/// `+∞` (`lim M·Q(M)`: P-mass `xi/t`, no Q-mass).
+#[derive(Debug, Clone)]
+struct Upper {
+    h: f64,
+    w: Vec<f64>,
+    xi: f64,
+}
+
+/// The Q-law of a sum from below: per bucket i a mass `w` (at most the merged true mass)
+/// whose position lies in `[ih + pm/w, ih + pp/w]` (offsets from the bucket's start keep
+/// the moments' round-off on the scale of the masses').
+#[derive(Debug, Clone)]
+struct Lower {
+    h: f64,
+    w: Vec<f64>,
+    pm: Vec<f64>,
+    pp: Vec<f64>,
+}
+
+const LN_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
+
+/// One step's ratio `X = e^{μZ − μ²/2}` on cells of width h up to `k·h`: the spread on
+/// the grid points and the barycentres of the cells.
+fn one_step(mu: f64, h: f64, k: usize) -> (Upper, Lower) {
+    let infl = 1.0 + CELL_REL_ERR;
+    let defl = 1.0 - CELL_REL_ERR;
+    let z_of = |x: f64| (x.ln() + 0.5 * mu * mu) / mu;
+    let gl = gauss_legendre8();
+    let mut up = vec![0.0; k + 1];
+    let (mut lw, mut lpm, mut lpp) = (vec![0.0; k], vec![0.0; k], vec![0.0; k]);
+    for i in 0..k {
+        let a = i as f64 * h;
+        // (∫ dQ, ∫ (x − a)/h dQ, ∫ (a + h − x)/h dQ) over the cell.
+        let (m, hi, lo) = if i == 0 {
+            // (−∞, z(h)] in closed form: Q(X ≤ h) and E[X; X ≤ h] = Φ(z − μ).
+            let z1 = z_of(h);
+            let m = cdf(z1);
+            let hi = cdf(z1 - mu) / h;
+            (m, hi, (m - hi).max(0.0) + 4.0 * f64::EPSILON * m)
+        } else {
+            let (za, zb) = (z_of(a), z_of(a + h));
+            let pieces = (((zb - za) / 0.25).ceil() as usize).max(1);
+            let pw = (zb - za) / pieces as f64;
+            let (mut m, mut hi, mut lo) = (0.0, 0.0, 0.0);
+            for p in 0..pieces {
+                let mid = za + (p as f64 + 0.5) * pw;
+                for &(node, wt) in gl.iter() {
+                    let z = mid + 0.5 * pw * node;
+                    let dens = 0.5 * pw * wt * (-0.5 * z * z - LN_SQRT_2PI).exp();
+                    let x = (mu * z - 0.5 * mu * mu).exp();
+                    let f = ((x - a) / h).clamp(0.0, 1.0);
+                    m += dens;
+                    hi += dens * f;
+                    lo += dens * (1.0 - f);
+                }
+            }
+            (m, hi, lo)
+        };
+        up[i] += lo * infl;
+        up[i + 1] += hi * infl;
+        if m > 0.0 {
+            // Barycentre a + h·hi/m, each end moved by the quadrature's error.
+            let r = hi / m;
+            let om = outward::down_by(h * (r * defl / infl).clamp(0.0, 1.0), 2);
+            let op = outward::up_by(h * (r * infl / defl).clamp(0.0, 1.0), 2).min(h);
+            let w = m * defl;
+            lw[i] = w;
+            lpm[i] = outward::mul_down(w, om);
+            lpp[i] = outward::mul_up(w, op);
+        }
+    }
+    // Above the cap: all the Q-mass at the cap, its whole mean (more than the excess) at +∞.
+    let zk = z_of(k as f64 * h);
+    up[k] += sf(zk) * infl;
+    let xi = sf(zk - mu) * infl;
+    (
+        Upper { h, w: up, xi },
+        Lower {
+            h,
+            w: lw,
+            pm: lpm,
+            pp: lpp,
+        },
+    )
+}
+
+/// The upper law on the grid `2h`: each odd point split in halves onto its neighbours.
+fn coarsen_upper(u: &Upper) -> Upper {
+    let n = u.w.len().div_ceil(2) + 1;
+    let mut w = vec![0.0; n];
+    for (i, &x) in u.w.iter().enumerate() {
+        if i % 2 == 0 {
+            w[i / 2] += x;
+        } else {
+            let half = x * 0.5;
+            let half = if half * 2.0 == x {
+                half
+            } else {
+                outward::up(half)
+            };
+            w[i / 2] += half;
+            w[i / 2 + 1] += half;
+        }
+    }
+    for x in &mut w {
+        *x = outward::up(*x);
+    }
+    Upper {
+        h: 2.0 * u.h,
+        w,
+        xi: u.xi,
+    }
+}
+
+/// The lower law on buckets of width `2h`: pairs of buckets merged.
+fn coarsen_lower(l: &Lower) -> Lower {
+    let n = l.w.len().div_ceil(2);
+    let (mut w, mut pm, mut pp) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    for i in 0..l.w.len() {
+        // An odd bucket starts h into its merged one.
+        let shift = if i % 2 == 1 { l.h } else { 0.0 };
+        w[i / 2] += l.w[i];
+        pm[i / 2] += l.pm[i] + outward::mul_down(l.w[i], shift);
+        pp[i / 2] += l.pp[i] + outward::mul_up(l.w[i], shift);
+    }
+    for j in 0..n {
+        w[j] = outward::down(w[j]);
+        pm[j] = outward::down(pm[j]);
+        pp[j] = outward::up(pp[j]);
+    }
+    Lower {
+        h: 2.0 * l.h,
+        w,
+        pm,
+        pp,
+    }
+}
+
+/// An array's tilt by θ: `s = max_i(ln a_i + θi)` and the ℓ1 and ℓ2 norms of the
+/// entries `e^{ln a_i + θi − s}` (rounded up), from the logarithms of its entries.
+fn tilt_norms(ln_a: &[f64], theta: f64) -> (f64, f64, f64) {
+    let s = ln_a
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| x + theta * i as f64)
+        .fold(f64::NEG_INFINITY, f64::max);
+    if s == f64::NEG_INFINITY {
+        return (s, 0.0, 0.0);
+    }
+    let (mut l1, mut l2) = (0.0, 0.0);
+    for (i, &x) in ln_a.iter().enumerate() {
+        if x > f64::NEG_INFINITY {
+            let v = (x + theta * i as f64 - s).exp();
+            l1 += v;
+            l2 += v * v;
+        }
+    }
+    (s, l1 * (1.0 + 1e-12), l2.sqrt() * (1.0 + 1e-12))
+}
+
+/// The tilted entries of [`tilt_norms`], transformed (length n).
+fn tilted_transform(ln_a: &[f64], theta: f64, s: f64, n: usize) -> Vec<Complex<f64>> {
+    let mut out = vec![Complex::new(0.0, 0.0); n];
+    for (i, &x) in ln_a.iter().enumerate() {
+        if x > f64::NEG_INFINITY {
+            out[i].re = (x + theta * i as f64 - s).exp();
+        }
+    }
+    let (fwd, _) = forward_inverse(n);
+    fwd.process(&mut out);
+    out
+}
+
+/// Enclosures `(value, bound)` of the products `a_p * b_q` (nonnegative arrays, indices
+/// into `arrays`) on the first `len` bins. Under the tilt θ the round-off of bin k is at
+/// most `4η(n)(‖ã‖₂‖b̃‖₁ + ‖ã‖₁‖b̃‖₂)·e^{s_a + s_b − θk}` (Higham's normwise FFT bound,
+/// fft.rs, through the product and the inverse); each bin takes the tilt whose bound is
+/// least, and only the tilts that are least somewhere are transformed.
+fn convolve(
+    arrays: &[&[f64]],
+    products: &[(usize, usize)],
+    len: usize,
+    thetas: &[f64],
+) -> Result<Vec<(Vec<f64>, Vec<f64>)>> {
+    let full = products
+        .iter()
+        .map(|&(p, q)| arrays[p].len() + arrays[q].len() - 1)
+        .max()
+        .unwrap_or(1);
+    let n = fast_len(full);
+    let len = len.min(n);
+    let e = 4.0 * eta(n);
+    let logs: Vec<Vec<f64>> = arrays
+        .iter()
+        .map(|a| {
+            a.iter()
+                .map(|&x| if x > 0.0 { x.ln() } else { f64::NEG_INFINITY })
+                .collect()
+        })
+        .collect();
+    let norms: Vec<Vec<(f64, f64, f64)>> = thetas
+        .iter()
+        .map(|&th| logs.iter().map(|a| tilt_norms(a, th)).collect())
+        .collect();
+    // ln of each product's bound at k = 0 under each tilt (−∞: an empty array).
+    let ln_c: Vec<Vec<f64>> = products
+        .iter()
+        .map(|&(p, q)| {
+            norms
+                .iter()
+                .map(|nt| {
+                    let ((sa, a1, a2), (sb, b1, b2)) = (nt[p], nt[q]);
+                    if a1 == 0.0 || b1 == 0.0 {
+                        f64::NEG_INFINITY
+                    } else {
+                        (e * (a2 * b1 + a1 * b2) + 1e-300).ln() + sa + sb
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let winner: Vec<Vec<u8>> = ln_c
+        .iter()
+        .map(|c| {
+            (0..len)
+                .map(|k| {
+                    let mut best = 0usize;
+                    for j in 1..thetas.len() {
+                        let kf = k as f64;
+                        if c[j] - thetas[j] * kf < c[best] - thetas[best] * kf {
+                            best = j;
+                        }
+                    }
+                    best as u8
+                })
+                .collect()
+        })
+        .collect();
+    let mut out: Vec<(Vec<f64>, Vec<f64>)> = products
+        .iter()
+        .map(|_| (vec![0.0; len], vec![0.0; len]))
+        .collect();
+    let (_, inv) = forward_inverse(n);
+    let scale = 1.0 / n as f64;
+    for (j, &theta) in thetas.iter().enumerate() {
+        let used: Vec<bool> = winner
+            .iter()
+            .zip(&ln_c)
+            .map(|(w, c)| c[j] > f64::NEG_INFINITY && w.iter().any(|&x| x as usize == j))
+            .collect();
+        if !used.iter().any(|&u| u) {
+            continue;
+        }
+        let mut need = vec![false; arrays.len()];
+        for (&(p, q), &u) in products.iter().zip(&used) {
+            if u {
+                need[p] = true;
+                need[q] = true;
+            }
+        }
+        super::work::charge((n * (need.iter().filter(|&&x| x).count() + used.len())) as u64)?;
+        let tr: Vec<Option<Vec<Complex<f64>>>> = (0..arrays.len())
+            .map(|i| need[i].then(|| tilted_transform(&logs[i], theta, norms[j][i].0, n)))
+            .collect();
+        for (pi, &(p, q)) in products.iter().enumerate() {
+            if !used[pi] {
+                continue;
+            }
+            let (ta, tb) = (
+                tr[p].as_ref().expect("needed"),
+                tr[q].as_ref().expect("needed"),
+            );
+            let mut c: Vec<Complex<f64>> = ta.iter().zip(tb).map(|(x, y)| x * y).collect();
+            inv.process(&mut c);
+            let ln_s = norms[j][p].0 + norms[j][q].0;
+            let o = &mut out[pi];
+            for k in 0..len {
+                if winner[pi][k] as usize == j {
+                    let f = (ln_s - theta * k as f64).exp();
+                    o.0[k] = c[k].re * scale * f;
+                    o.1[k] = (ln_c[pi][j] - theta * k as f64).exp();
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The tilts for sums whose range is `[0, top]` bins and whose body spans `sd` bins.
+fn tilts(top: f64, sd: f64) -> Vec<f64> {
+    // The upper tail of a log-normal sum falls slower than any exponential, so no one tilt
+    // isolates a region of it: three spaced ones, each least on part of it, and one for the
+    // lower tail (the add direction's).
+    vec![0.0, 3.0 / top, 15.0 / top, 60.0 / top, -5.0 / sd.max(1.0)]
+}
+
+/// The sum of two independent laws (the same one twice when `same`), each side capped at
+/// `cap` (units of X); both must be on the same grid.
+fn add(a: (&Upper, &Lower), b: (&Upper, &Lower), cap: f64, sd: f64) -> Result<(Upper, Lower)> {
+    let h = a.0.h;
+    debug_assert_eq!(h, b.0.h);
+    let kcap = ((cap / h).ceil() as usize).max(1);
+    let out_u = (a.0.w.len() + b.0.w.len() - 1).min(kcap + 1);
+    let full_u = a.0.w.len() + b.0.w.len() - 1;
+    let full_l = a.1.w.len() + b.1.w.len() - 1;
+    let th = tilts(full_u as f64, sd / h);
+    // u*u, w*w, pm_a*w_b, w_a*pm_b, pp_a*w_b, w_a*pp_b (a doubling transforms each once).
+    let same = std::ptr::eq(a.0, b.0);
+    let (arrays, products): (Vec<&[f64]>, [(usize, usize); 6]) = if same {
+        (
+            vec![&a.0.w, &a.1.w, &a.1.pm, &a.1.pp],
+            [(0, 0), (1, 1), (2, 1), (1, 2), (3, 1), (1, 3)],
+        )
+    } else {
+        (
+            vec![
+                &a.0.w, &b.0.w, &a.1.w, &b.1.w, &a.1.pm, &b.1.pm, &a.1.pp, &b.1.pp,
+            ],
+            [(0, 1), (2, 3), (4, 3), (2, 5), (6, 3), (2, 7)],
+        )
+    };
+    let len = full_u.max(full_l);
+    let r = convolve(&arrays, &products, len, &th)?;
+
+    // Upper: value + bound, mass above the cap to the cap, its excess mean to +∞.
+    let total = |w: &[f64]| outward::up(w.iter().sum::<f64>() * (1.0 + 1e-15));
+    let mut xi = a.0.xi * total(&b.0.w) + b.0.xi * total(&a.0.w);
+    let mut w = vec![0.0; out_u];
+    for k in 0..full_u {
+        let v = outward::up(r[0].0[k].max(0.0) + r[0].1[k]);
+        if k < out_u - 1 || out_u == full_u {
+            w[k] += v;
+        } else {
+            w[out_u - 1] += v;
+            xi += v * ((k - (out_u - 1)) as f64 * h);
+        }
+    }
+    let xi = outward::up(xi * (1.0 + 1e-14));
+    let w: Vec<f64> = w.into_iter().map(outward::up).collect();
+
+    // Lower: merged buckets, each end of the barycentre interval from its bound.
+    let nb = full_l.min(kcap);
+    let (mut lw, mut lpm, mut lpp) = (vec![0.0; nb], vec![0.0; nb], vec![0.0; nb]);
+    for k in 0..full_l {
+        let (ww, ew) = (r[1].0[k], r[1].1[k]);
+        let wlo = ww - ew;
+        if wlo.is_nan() || wlo <= 0.0 {
+            continue;
+        }
+        let omv = r[2].0[k] + r[3].0[k] - r[2].1[k] - r[3].1[k];
+        let opv = r[4].0[k] + r[5].0[k] + r[4].1[k] + r[5].1[k];
+        let om = outward::down_by(omv.max(0.0) / (ww + ew), 4);
+        let op = outward::up_by(opv / wlo, 4);
+        if !(op.is_finite() && op - om <= h) {
+            continue; // a removed mass: δ only shrinks
+        }
+        // Rebucketed at its lower end: j = k + ⌊om/h⌋, offsets from j·h.
+        let d = (om / h).floor();
+        let j = k + d as usize;
+        if j >= nb {
+            continue;
+        }
+        let dh = d * h;
+        let (om, op) = (outward::down(om - dh).max(0.0), outward::up(op - dh));
+        let wd = outward::down_by(wlo, 2);
+        lw[j] += wd;
+        lpm[j] += outward::mul_down(wd, om);
+        lpp[j] += outward::mul_up(wd, op);
+    }
+    for j in 0..nb {
+        lw[j] = outward::down(lw[j]);
+        lpm[j] = outward::down(lpm[j]);
+        lpp[j] = outward::up(lpp[j]);
+    }
+    Ok((
+        Upper { h, w, xi },
+        Lower {
+            h,
+            w: lw,
+            pm: lpm,
+            pp: lpp,
+        },
+    ))
+}
+
+/// One step's laws on its first grid, its cap and the standard deviation of X.
+fn first_step(mu: f64, grid: EpochGrid) -> (Upper, Lower, f64, f64) {
+    let sd = (mu * mu).exp_m1().sqrt();
+    // The cap of one step: its mean above the cap, sent to +∞, is at most e^{ln_tail}.
+    let zc = mu + upper_quantile(grid.ln_tail.exp());
+    let cap1 = (mu * zc - 0.5 * mu * mu).exp().max(1.0 + 40.0 * sd);
+    let h0 = (sd / grid.cells_per_sd).max(cap1 / grid.max_bins as f64);
+    let k = (cap1 / h0).ceil() as usize;
+    let (u, l) = one_step(mu, h0, k);
+    (u, l, cap1, sd)
+}
+
+/// Both laws of the sum of `t` steps' ratios, by doubling (binary digits of t).
+fn build(mu: f64, t: u64, grid: EpochGrid) -> Result<EpochLaws> {
+    let (u1, l1, cap1, sd) = first_step(mu, grid);
+    let h0 = u1.h;
+    // The cap of a sum of m steps: its body, 40 standard deviations, and one capped step.
+    let cap_of = |m: u64| m as f64 + 40.0 * sd * (m as f64).sqrt() + cap1;
+    let mut cur = (u1, l1, 1u64);
+    let mut acc: Option<(Upper, Lower, u64)> = None;
+    let mut bits = t;
+    loop {
+        if bits & 1 == 1 {
+            acc = Some(match acc.take() {
+                None => cur.clone(),
+                Some(mut a) => {
+                    while a.0.h < cur.0.h {
+                        a = (coarsen_upper(&a.0), coarsen_lower(&a.1), a.2);
+                    }
+                    let m = a.2 + cur.2;
+                    let s = sd * (m as f64).sqrt();
+                    let (u, l) = add((&a.0, &a.1), (&cur.0, &cur.1), cap_of(m), s)?;
+                    (u, l, m)
+                }
+            });
+        }
+        bits >>= 1;
+        if bits == 0 {
+            break;
+        }
+        let m = 2 * cur.2;
+        let s = sd * (m as f64).sqrt();
+        let (u, l) = add((&cur.0, &cur.1), (&cur.0, &cur.1), cap_of(m), s)?;
+        cur = (u, l, m);
+        // A coarser grid where the sum's spread allows (each coarsening adds at most
+        // (h/2)² of variance per copy; keeping h ≤ h0·√m keeps their total a few times
+        // the first grid's).
+        while 2.0 * cur.0.h <= h0 * (m as f64).sqrt() && cur.0.w.len() > 4096 {
+            cur = (coarsen_upper(&cur.0), coarsen_lower(&cur.1), cur.2);
+        }
+    }
+    let (u, l, _) = acc.expect("t ≥ 1");
+    Ok(laws_of(&u, &l, t, h0, cap1, grid.ln_tail))
+}
+
+/// The loss laws from the Q-laws of U: loss `ln(u/t)` with P-mass `u·Q/t` (P‖Q), loss
+/// `−ln(u/t)` with Q-mass (Q‖P), each end rounded outward.
+fn laws_of(u: &Upper, l: &Lower, t: u64, step: f64, cap: f64, ln_tail: f64) -> EpochLaws {
+    let tf = t as f64;
+    let mut ru = Vec::with_capacity(u.w.len());
+    let mut au = Vec::with_capacity(u.w.len());
+    let mut add_inf = f64::NEG_INFINITY;
+    for (i, &w) in u.w.iter().enumerate() {
+        if w <= 0.0 {
+            continue;
+        }
+        if i == 0 {
+            add_inf = w.ln() + 1e-15; // U = 0: only Q can produce it
+            continue;
+        }
+        let r = outward::div_up(outward::mul_up(i as f64, u.h), tf);
+        let loss = r.ln();
+        ru.push((outward::up_by(loss, 2), outward::mul_up(w, r)));
+        let rd = outward::mul_down(i as f64, u.h) / tf;
+        au.push((outward::up_by(-rd.ln(), 2), w));
+    }
+    let remove_inf = outward::div_up(u.xi, tf).ln() + 1e-15;
+    let mut rl = Vec::with_capacity(l.w.len());
+    let mut al = Vec::with_capacity(l.w.len());
+    let mut add_lower_inf = f64::NEG_INFINITY;
+    for j in 0..l.w.len() {
+        let w = l.w[j];
+        if w <= 0.0 {
+            continue;
+        }
+        let base = j as f64 * l.h;
+        let bm = outward::down(base + outward::down(l.pm[j] / w));
+        let bp = outward::up(base + outward::up(l.pp[j] / w));
+        if bm > 0.0 {
+            let r = outward::down_by(bm / tf, 2);
+            rl.push((outward::down_by(r.ln(), 2), outward::mul_down(w, r)));
+        }
+        if bp > 0.0 {
+            let r = outward::up_by(bp / tf, 2);
+            al.push((outward::down_by(-r.ln(), 2), w));
+        } else {
+            // Every position 0: the loss of Q‖P is +∞.
+            add_lower_inf = log_add(add_lower_inf, w.ln() - 1e-15);
+        }
+    }
+    EpochLaws {
+        remove_upper: trimmed(ru, remove_inf, ln_tail, true),
+        add_upper: trimmed(au, add_inf, ln_tail, true),
+        remove_lower: trimmed(rl, f64::NEG_INFINITY, ln_tail, false),
+        add_lower: trimmed(al, add_lower_inf, ln_tail, false),
+        step,
+        cap,
+    }
+}
+
+/// A law of `atoms` whose far tails (each of mass at most `e^{ln_tail}`) do not stretch
+/// the accountant's grid: on the upper side the high one goes to `+∞` and the low one up
+/// to the lowest loss kept (δ only grows), on the lower side both are dropped.
+fn trimmed(mut atoms: Vec<(f64, f64)>, ln_inf: f64, ln_tail: f64, upper: bool) -> DiscreteLaw {
+    atoms.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let tail = ln_tail.exp();
+    let (mut lo, mut below) = (0usize, 0.0);
+    while lo < atoms.len() && below + atoms[lo].1 <= tail {
+        below += atoms[lo].1;
+        lo += 1;
+    }
+    let (mut hi, mut above) = (atoms.len(), 0.0);
+    while hi > lo + 1 && above + atoms[hi - 1].1 <= tail {
+        above += atoms[hi - 1].1;
+        hi -= 1;
+    }
+    if !upper {
+        return DiscreteLaw::from_atoms(atoms[lo..hi].to_vec(), ln_inf);
+    }
+    let mut kept = atoms[lo..hi].to_vec();
+    if let Some(first) = kept.first_mut() {
+        first.1 = outward::up(first.1 + outward::up(below * (1.0 + 1e-12)));
+    }
+    let ln_inf = if above > 0.0 {
+        log_add(ln_inf, outward::up(above * (1.0 + 1e-12)).ln() + 1e-15)
+    } else {
+        ln_inf
+    };
+    DiscreteLaw::from_atoms(kept, ln_inf)
+}

@@ -1,0 +1,207 @@
+//! Balls-in-bins epochs (docs/accountant.md §2.10): the upper and lower loss laws of one
+//! epoch against independent computations of the epoch's own pair — the Gaussian closed
+//! form at t = 1, a quadrature with a closed-form inner expectation at t = 2, a seeded Monte
+//! Carlo at t = 100 — and through the accountant against the composed Gaussian.
+
+use composition::accountant::allocation::{epoch_laws, EpochGrid};
+use composition::accountant::{Accountant, DiscreteLaw, LossLaw};
+use densities::normal::{cdf, sf};
+use rand::{Rng, SeedableRng};
+
+/// δ(ε) of one law by its atoms (a sum of nonnegative terms: monotone in every mass and
+/// loss, so the upper law's value bounds from above and the lower law's from below).
+fn delta(l: &DiscreteLaw, eps: f64) -> f64 {
+    let mut d = l.ln_inf_mass().exp();
+    for (x, p) in l.atoms() {
+        if x > eps {
+            d += p * -(eps - x).exp_m1();
+        }
+    }
+    d
+}
+
+/// `E[(X − c)_+]` and `E[(c − X)_+]` for `X = e^{μZ − μ²/2}` (mean 1), closed forms.
+fn call(mu: f64, c: f64) -> f64 {
+    if c <= 0.0 {
+        return 1.0 - c;
+    }
+    let d2 = (-c.ln() - 0.5 * mu * mu) / mu;
+    sf(-(d2 + mu)) - c * sf(-d2)
+}
+fn put(mu: f64, c: f64) -> f64 {
+    if c <= 0.0 {
+        return 0.0;
+    }
+    let d2 = (-c.ln() - 0.5 * mu * mu) / mu;
+    c * cdf(-d2) - cdf(-d2 - mu)
+}
+
+/// `∫ φ(z) g(z) dz` by composite Simpson on [−12, 12] (the tails beyond are below 1e-32).
+fn gauss_average(g: impl Fn(f64) -> f64) -> f64 {
+    let n = 40_000;
+    let (a, b) = (-12.0f64, 12.0f64);
+    let h = (b - a) / n as f64;
+    let mut s = 0.0;
+    for i in 0..=n {
+        let z = a + i as f64 * h;
+        let w = if i == 0 || i == n {
+            1.0
+        } else if i % 2 == 1 {
+            4.0
+        } else {
+            2.0
+        };
+        s += w * (-0.5 * z * z).exp() * g(z);
+    }
+    s * h / 3.0 / (2.0 * std::f64::consts::PI).sqrt()
+}
+
+fn assert_brackets(name: &str, lo: f64, exact: f64, hi: f64, width: f64) {
+    assert!(
+        lo <= exact * (1.0 + 1e-9) && exact <= hi * (1.0 + 1e-9),
+        "{name}: [{lo:e}, {hi:e}] misses {exact:e}"
+    );
+    assert!(
+        hi / lo - 1.0 <= width,
+        "{name}: [{lo:e}, {hi:e}] wider than {width}"
+    );
+}
+
+#[test]
+fn one_step_epochs_are_the_gaussian_mechanism() {
+    // μ ≤ 1: larger shifts need a grid finer than the budget allows (module docs).
+    for mu in [0.3, 1.0] {
+        let l = epoch_laws(mu, 1, EpochGrid::default()).unwrap();
+        for eps in [0.0, 0.5, 1.0, 2.0, 4.0] {
+            let exact = cdf(mu / 2.0 - eps / mu) - eps.exp() * cdf(-mu / 2.0 - eps / mu);
+            if exact < 1e-9 {
+                continue;
+            }
+            let name = format!("mu {mu} eps {eps}");
+            // The pair is symmetric at t = 1: both directions bracket the same δ.
+            let (r0, r1) = (delta(&l.remove_lower, eps), delta(&l.remove_upper, eps));
+            let (a0, a1) = (delta(&l.add_lower, eps), delta(&l.add_upper, eps));
+            assert_brackets(&format!("{name} remove"), r0, exact, r1, 2e-3);
+            // Q‖P at one step looks at X near e^{−ε}, a few cells of the grid wide when ε
+            // is large (sums of many steps have their whole body there).
+            let width = if eps <= 2.0 { 2e-2 } else { 10.0 };
+            assert_brackets(&format!("{name} add"), a0, exact, a1, width);
+        }
+    }
+}
+
+#[test]
+fn two_step_epochs_match_quadrature_in_both_directions() {
+    for mu in [0.5, 1.0] {
+        let l = epoch_laws(mu, 2, EpochGrid::default()).unwrap();
+        for eps in [0.1, 0.4, 1.0] {
+            let a = f64::exp(eps);
+            // S = (X1 + X2)/2: E[(S − a)_+] = E[½ call(2a − X1)], E[(1 − aS)_+] = a E[½ put(2/a − X1)].
+            let x1 = |z: f64| (mu * z - 0.5 * mu * mu).exp();
+            let remove = gauss_average(|z| 0.5 * call(mu, 2.0 * a - x1(z)));
+            let add = a * gauss_average(|z| 0.5 * put(mu, 2.0 / a - x1(z)));
+            let name = format!("t 2 mu {mu} eps {eps}");
+            if remove > 1e-12 {
+                let (lo, hi) = (delta(&l.remove_lower, eps), delta(&l.remove_upper, eps));
+                assert_brackets(&format!("{name} remove"), lo, remove, hi, 2e-3);
+            }
+            if add > 1e-12 {
+                let (lo, hi) = (delta(&l.add_lower, eps), delta(&l.add_upper, eps));
+                assert_brackets(&format!("{name} add"), lo, add, hi, 2e-3);
+            }
+        }
+    }
+}
+
+#[test]
+fn hundred_step_epoch_agrees_with_monte_carlo() {
+    let (mu, t) = (1.0f64, 100usize);
+    let l = epoch_laws(mu, t as u64, EpochGrid::default()).unwrap();
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(31);
+    let n = 200_000;
+    let eps_list = [0.05, 0.1, 0.2];
+    let mut sums = vec![(0.0f64, 0.0f64, 0.0f64, 0.0f64); eps_list.len()];
+    for _ in 0..n {
+        let mut s = 0.0;
+        let mut i = 0;
+        while i < t {
+            // Box–Muller, two normals a draw.
+            let (u1, u2): (f64, f64) = (rng.gen::<f64>().max(1e-300), rng.gen());
+            let r = (-2.0 * u1.ln()).sqrt();
+            let th = 2.0 * std::f64::consts::PI * u2;
+            for z in [r * th.cos(), r * th.sin()] {
+                if i < t {
+                    s += (mu * z - 0.5 * mu * mu).exp();
+                    i += 1;
+                }
+            }
+        }
+        let s = s / t as f64;
+        for (k, &eps) in eps_list.iter().enumerate() {
+            let a = f64::exp(eps);
+            let (x, y) = ((s - a).max(0.0), (1.0 - a * s).max(0.0));
+            sums[k].0 += x;
+            sums[k].1 += x * x;
+            sums[k].2 += y;
+            sums[k].3 += y * y;
+        }
+    }
+    for (k, &eps) in eps_list.iter().enumerate() {
+        let nf = n as f64;
+        let (m1, m2) = (sums[k].0 / nf, sums[k].2 / nf);
+        let se1 = ((sums[k].1 / nf - m1 * m1) / nf).sqrt();
+        let se2 = ((sums[k].3 / nf - m2 * m2) / nf).sqrt();
+        assert!(
+            m1 > 1e-3 && m2 > 1e-3,
+            "eps {eps}: δ below the test's range"
+        );
+        let (lo, hi) = (delta(&l.remove_lower, eps), delta(&l.remove_upper, eps));
+        assert!(
+            lo <= m1 + 5.0 * se1 && hi >= m1 - 5.0 * se1 && hi / lo - 1.0 < 1e-3,
+            "remove eps {eps}: [{lo}, {hi}] against {m1} ± {se1}"
+        );
+        let (lo, hi) = (delta(&l.add_lower, eps), delta(&l.add_upper, eps));
+        assert!(
+            lo <= m2 + 5.0 * se2 && hi >= m2 - 5.0 * se2 && hi / lo - 1.0 < 1e-3,
+            "add eps {eps}: [{lo}, {hi}] against {m2} ± {se2}"
+        );
+    }
+}
+
+#[test]
+fn composed_one_step_epochs_bracket_the_composed_gaussian() {
+    // Ten epochs of one step: the Gaussian mechanism with μ√10.
+    let mu = 0.8f64;
+    let l = epoch_laws(mu, 1, EpochGrid::default()).unwrap();
+    let m = mu * 10f64.sqrt();
+    let exact = |eps: f64| cdf(m / 2.0 - eps / m) - eps.exp() * cdf(-m / 2.0 - eps / m);
+    let eps_of = |law: &DiscreteLaw, upper: bool| {
+        let acc = Accountant::new(vec![(Box::new(law.clone()) as Box<dyn LossLaw>, 10)])
+            .unwrap()
+            .with_accuracy(1e-5)
+            .unwrap();
+        let a = acc.epsilon(1e-6).unwrap();
+        if upper {
+            a.upper
+        } else {
+            a.lower
+        }
+    };
+    let (lo, hi) = (
+        eps_of(&l.remove_lower, false),
+        eps_of(&l.remove_upper, true),
+    );
+    assert!(exact(lo) >= 1e-6 && exact(hi) <= 1e-6, "[{lo}, {hi}]");
+    assert!(hi / lo - 1.0 < 1e-3, "[{lo}, {hi}]");
+}
+
+#[test]
+fn masses_sit_on_their_sides() {
+    // The upper laws carry at least all of the mass (plus error bounds), the lower at most.
+    let l = epoch_laws(1.0, 37, EpochGrid::default()).unwrap();
+    let total =
+        |x: &DiscreteLaw| x.atoms().iter().map(|a| a.1).sum::<f64>() + x.ln_inf_mass().exp();
+    assert!(total(&l.remove_upper) >= 1.0 && total(&l.add_upper) >= 1.0);
+    assert!(total(&l.remove_lower) <= 1.0 && total(&l.add_lower) <= 1.0);
+    assert!(total(&l.remove_lower) > 1.0 - 1e-6 && total(&l.add_lower) > 1.0 - 1e-6);
+}

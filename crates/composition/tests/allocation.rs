@@ -205,3 +205,71 @@ fn masses_sit_on_their_sides() {
     assert!(total(&l.remove_lower) <= 1.0 && total(&l.add_lower) <= 1.0);
     assert!(total(&l.remove_lower) > 1.0 - 1e-6 && total(&l.add_lower) > 1.0 - 1e-6);
 }
+
+#[test]
+fn a_balls_in_bins_spec_brackets_monte_carlo_of_its_composed_epochs() {
+    // Five epochs of t = 20 steps at σ = 1 through the SPEC language and the two-sided
+    // composition, against a seeded Monte Carlo of the composed pair: δ(ε) is the larger of
+    // E_P[(1 − e^{ε − L})_+] (P: each epoch's ratio size-biased, one step shifted by μ)
+    // and E_Q[(1 − e^{ε + L})_+], L the sum of the epochs' ln(S).
+    let (mu, t, k) = (1.0f64, 20usize, 5usize);
+    let spec: composition::accountant::MechanismSpec =
+        format!("subsampled-gaussian:sigma=1,sampling=allocation,steps={t},count={k}")
+            .parse()
+            .unwrap();
+    let comp = composition::accountant::spec::accountant(&[spec])
+        .unwrap()
+        .with_accuracy(1e-4)
+        .unwrap();
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
+    let mut normal = move || {
+        let (u1, u2): (f64, f64) = (rng.gen::<f64>().max(1e-300), rng.gen());
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    };
+    let n = 100_000;
+    let eps_list = [0.3, 0.6];
+    let mut acc = vec![[0.0f64; 4]; eps_list.len()];
+    for _ in 0..n {
+        let (mut lp, mut lq) = (0.0, 0.0);
+        for _ in 0..k {
+            let (mut sp, mut sq) = (0.0, 0.0);
+            for j in 0..t {
+                let (zp, zq) = (normal(), normal());
+                sp += (mu * (zp + if j == 0 { mu } else { 0.0 }) - 0.5 * mu * mu).exp();
+                sq += (mu * zq - 0.5 * mu * mu).exp();
+            }
+            lp += (sp / t as f64).ln();
+            lq += (sq / t as f64).ln();
+        }
+        for (i, &eps) in eps_list.iter().enumerate() {
+            let x = (1.0 - (eps - lp).exp()).max(0.0);
+            let y = (1.0 - (eps + lq).exp()).max(0.0);
+            acc[i][0] += x;
+            acc[i][1] += x * x;
+            acc[i][2] += y;
+            acc[i][3] += y * y;
+        }
+    }
+    for (i, &eps) in eps_list.iter().enumerate() {
+        let nf = n as f64;
+        let stat = |s: f64, s2: f64| {
+            let m = s / nf;
+            (m, ((s2 / nf - m * m) / nf).sqrt())
+        };
+        let (m1, se1) = stat(acc[i][0], acc[i][1]);
+        let (m2, se2) = stat(acc[i][2], acc[i][3]);
+        let a = comp.delta(eps).unwrap();
+        assert!(m1.max(m2) > 1e-3, "ε = {eps}: δ below the test's range");
+        // δ = max of the two directions: the bracket must meet [max − 5se, max + 5se].
+        let (lo_mc, hi_mc) = (
+            (m1 - 5.0 * se1).max(m2 - 5.0 * se2),
+            (m1 + 5.0 * se1).max(m2 + 5.0 * se2),
+        );
+        assert!(
+            a.lower <= hi_mc && a.upper >= lo_mc && a.upper / a.lower - 1.0 < 1e-2,
+            "ε = {eps}: [{}, {}] against MC [{lo_mc}, {hi_mc}]",
+            a.lower,
+            a.upper
+        );
+    }
+}

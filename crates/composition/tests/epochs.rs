@@ -37,7 +37,8 @@ fn max_statistic_delta(mu: f64, t: f64, eps: f64) -> f64 {
 fn one_epoch_brackets_the_maximum_statistics_closed_form() {
     for (sigma, t) in [(0.7, 10u64), (1.0, 100)] {
         let s = parse(&format!(
-            "subsampled-gaussian:sigma={sigma},sampling=allocation,steps={t}"
+            "subsampled-gaussian:sigma={sigma},sampling=shuffle,batch=1000,n={}",
+            1000 * t
         ));
         let comp = lower_bound_accountant(&[s])
             .unwrap()
@@ -82,7 +83,8 @@ fn the_lower_bound_is_below_the_epochs_own_pair_by_monte_carlo() {
     let (sigma, t) = (0.8, 4usize);
     let mu = 1.0 / sigma;
     let s = parse(&format!(
-        "subsampled-gaussian:sigma={sigma},sampling=allocation,steps={t}"
+        "subsampled-gaussian:sigma={sigma},sampling=shuffle,batch=1000,n={}",
+        1000 * t
     ));
     let comp = lower_bound_accountant(&[s]).unwrap();
     let mut g = Normals(7);
@@ -124,7 +126,7 @@ fn one_step_epochs_are_the_gaussian_and_the_samplers_are_refused_where_no_upper_
     let (sigma, eps): (f64, f64) = (0.9, 1.0);
     let mu = 1.0 / sigma;
     let exact = ln_cdf(mu / 2.0 - eps / mu).exp() - eps.exp() * ln_cdf(-mu / 2.0 - eps / mu).exp();
-    let s = parse("subsampled-gaussian:sigma=0.9,sampling=allocation,steps=1");
+    let s = parse("subsampled-gaussian:sigma=0.9,sampling=shuffle,batch=100,n=100");
     let a = lower_bound_accountant(std::slice::from_ref(&s))
         .unwrap()
         .delta(eps)

@@ -177,6 +177,15 @@ def test_shuffled_epochs_give_a_certified_lower_bound_only():
         dpw.solve(spec.replace("sigma=0.7", "sigma=?"), epsilon=1, delta=1e-5)
 
 
+def test_balls_in_bins_epochs_get_a_certified_bracket_below_poissons():
+    # docs/accountant.md §2.10: both ends certified; at σ = 1 with 20 steps an epoch the
+    # bracket lies below what Poisson sampling at q = 1/20 claims for the same steps.
+    b = dpw.account(["subsampled-gaussian:sigma=1,sampling=allocation,steps=20,count=3"], delta=1e-5)
+    assert 0 < b.lower < b.upper < math.inf and b.upper / b.lower - 1 < 1e-3
+    poisson = dpw.account(["subsampled-gaussian:sigma=1,q=0.05,count=60"], delta=1e-5)
+    assert b.upper < poisson.lower
+
+
 def test_subsampled_gaussian_takes_the_pipeline_keys_as_keywords():
     M = dpw.Mechanism
     assert M.subsampled_gaussian(1.0, batch=256, n=60000, sampling="fixed", neighbours="replace-one") == M(

@@ -76,7 +76,7 @@ pub struct AccountResult {
     pub budget_hit: bool,
     /// How the schedule was accounted, if there was one.
     pub schedule: Option<ScheduleNote>,
-    /// With a shuffled or balls-in-bins mechanism (only a lower bound is certified,
+    /// With a shuffled mechanism (only a lower bound is certified,
     /// docs/accountant.md §2.9): the upper end Poisson sampling at the same rate would
     /// claim, which is *not* a bound for those samplers.
     pub poisson_claim: Option<f64>,
@@ -367,7 +367,8 @@ impl AccountRequest {
 }
 
 /// The Poisson-sampled mechanism at the same rate and number of steps as a shuffled or
-/// balls-in-bins one (an epoch of t steps at q = 1/t); any other mechanism as it is.
+/// balls-in-bins one (an epoch of t steps at q = 1/t); any other mechanism as it is (only
+/// shuffled ones ask for it: balls-in-bins has its own bracket, §2.10).
 fn poisson_equivalent(m: &MechanismSpec) -> Result<MechanismSpec, String> {
     let t = match m.pipeline.sampling {
         Sampling::Shuffle { batch, n } => n.div_ceil(batch),
@@ -649,7 +650,7 @@ pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
     if r.poisson_claim.is_some() {
         out.push_str(&format!(
             "  lower     {lo}\n  upper     none certified (no tight upper bound is known for \
-             shuffled batches, nor built here for balls-in-bins)\n"
+             shuffled batches)\n"
         ));
     } else {
         out.push_str(&format!(

@@ -80,8 +80,9 @@ pub enum Command {
     /// take neighbours=add-remove|replace-one, sampling=poisson|fixed with batch=B,n=N
     /// (fixed-size batches; for Poisson batch,n may replace q = B/N), and group=G
     /// (protect G examples together; also on gaussian, laplace, bounded);
-    /// sampling=shuffle,batch=B,n=N and sampling=allocation,steps=T (count = epochs) report
-    /// a certified lower bound only, beside what Poisson sampling would claim.
+    /// sampling=allocation,steps=T (balls-in-bins, count = epochs) a certified bracket;
+    /// sampling=shuffle,batch=B,n=N (count = epochs) reports a certified lower bound only,
+    /// beside what Poisson sampling would claim.
     Account {
         /// A mechanism (repeat the flag to compose several).
         #[arg(long = "mechanism", value_name = "SPEC")]

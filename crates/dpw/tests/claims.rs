@@ -1646,7 +1646,9 @@ fn fig19b_bracket_is_below_certified_and_meets_fig19s() {
 /// their certified ends; fixed-size batches cost at least 7× Poisson's ε after one epoch
 /// and 7× after 100; the shuffle lower bound is a single certified number, at every point
 /// between 50 % and 80 % of what Poisson accounting claims (it is a lower bound, not a
-/// claim that shuffling is more private).
+/// claim that shuffling is more private). Balls-in-bins gets a certified bracket at most
+/// 1e-3 wide, strictly between the shuffle lower bound and Poisson's lower end at every
+/// point, 10–15 % below Poisson after one epoch and 1–3 % after 100.
 #[test]
 fn fig24_samplers_order_and_gaps() {
     let t = data("fig24");
@@ -1654,7 +1656,27 @@ fn fig24_samplers_order_and_gaps() {
     let ro = series(&t, "main", "poisson_replace_one");
     let fixed = series(&t, "main", "fixed_replace_one");
     let shuffle = series(&t, "main", "shuffle_lower_bound");
+    let bins = series(&t, "main", "balls_in_bins");
     assert!(ar.len() == 7 && ro.len() == 7 && fixed.len() == 7 && shuffle.len() == 7);
+    assert_eq!(bins.len(), 7);
+    for (i, b) in bins.iter().enumerate() {
+        let (l, h) = (b.extra[0], b.extra[1]);
+        assert!(
+            l < h && h / l - 1.0 <= 1e-3 && b.extra[2] == b.x,
+            "balls-in-bins {}",
+            b.x
+        );
+        assert!(shuffle[i].y < l && h < ar[i].extra[0], "epochs {}", b.x);
+        let gap = 1.0 - h / ar[i].extra[0];
+        let want = if i == 0 {
+            0.10..0.15
+        } else if i == 6 {
+            0.01..0.03
+        } else {
+            0.0..1.0
+        };
+        assert!(want.contains(&gap), "epochs {}: {gap}", b.x);
+    }
     let (lo, hi) = (0, 1);
     for s in [&ar, &ro, &fixed] {
         for r in s.iter() {

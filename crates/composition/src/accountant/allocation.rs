@@ -34,9 +34,9 @@
 //!
 //! **Limits.** One uniform grid per sum: the cap on X (where its mean above the cap is
 //! `e^{ln_tail}`) grows like `e^{μ(μ + 7.6)}`, and past μ ≈ 1.2 the step the bin budget
-//! allows exceeds X's own scale, so the bracket widens (it stays certified). The laws are
-//! not yet taken by the SPEC language (`sampling=allocation` is still accounted by the
-//! maximum statistic's lower bound, §2.9).
+//! allows exceeds X's own scale, so the bracket widens (it stays certified).
+//! `sampling=allocation` in a SPEC takes these laws ([`super::spec::MechanismSpec::laws`]
+//! and `lower_laws`).
 
 use super::fft::{eta, fast_len, forward_inverse};
 use super::law::{gauss_legendre8, log_add, DiscreteLaw, CELL_REL_ERR};

@@ -20,6 +20,7 @@
 //! add-remove), `batch`, `n` (a batch of `batch` from `n` examples; for Poisson sampling
 //! they may stand in for `q = batch/n`) and `steps` (of a balls-in-bins epoch).
 
+use super::allocation::{epoch_laws, EpochGrid};
 use super::law::{BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, LossLaw};
 use super::max_statistic::MaxStatisticLaw;
 use super::mixture::MixtureLaw;
@@ -114,8 +115,7 @@ pub enum Sampling {
         n: u64,
     },
     /// Balls-in-bins: each example in exactly one of `steps` steps of an epoch, chosen
-    /// uniformly and independently; `count` counts epochs. Only a certified lower bound is
-    /// built (§2.9).
+    /// uniformly and independently; `count` counts epochs. A certified bracket (§2.10).
     Allocation {
         /// Steps per epoch.
         steps: u64,
@@ -358,8 +358,8 @@ fn parse_pipeline(
     ))
 }
 
-/// The keys of the epoch samplers (`shuffle`, `allocation`; §2.9), whose only certified
-/// number is a lower bound.
+/// The keys of the epoch samplers (`shuffle`, whose only certified number is a lower
+/// bound, §2.9; `allocation`, §2.10).
 #[allow(clippy::too_many_arguments)]
 fn parse_epochs(
     kind: &str,
@@ -591,7 +591,22 @@ impl std::str::FromStr for MechanismSpec {
             pipeline,
             text,
         };
-        spec.laws()?; // range checks that depend on the combination (e.g. sensitivity/σ)
+        // Range checks that depend on the combination (e.g. sensitivity/σ); a balls-in-bins
+        // epoch's laws take seconds to build, so only its range is checked here.
+        match (spec.pipeline.sampling, &spec.kind) {
+            (Sampling::Allocation { .. }, MechanismKind::SubsampledGaussian { sigma, .. }) => {
+                let mu = div_up(spec.sensitivity, *sigma);
+                if !(1e-6..=50.0).contains(&mu) {
+                    return Err(SpecError(format!(
+                        "subsampled-gaussian: sensitivity/sigma = {mu:e} is outside the \
+                         supported range [1e-6, 50]"
+                    )));
+                }
+            }
+            _ => {
+                spec.laws()?;
+            }
+        }
         Ok(spec)
     }
 }
@@ -636,7 +651,17 @@ impl MechanismSpec {
                 (Sampling::Shuffle { batch, n }, _, _) => {
                     epochs(div_up(one, scale), n.div_ceil(batch))
                 }
-                (Sampling::Allocation { steps }, _, _) => epochs(div_up(one, scale), steps),
+                // Balls-in-bins: the upper laws of the epoch's pair (§2.10); its lower laws
+                // are [`MechanismSpec::lower_laws`].
+                (Sampling::Allocation { steps }, _, _) => {
+                    let mu = div_up(one, scale);
+                    let l = epoch_laws(mu, steps, EpochGrid::default())
+                        .map_err(|_| wrap("sensitivity/sigma", "[1e-6, 50]", mu))?;
+                    Ok((
+                        Box::new(l.remove_upper.clone()),
+                        Some(Box::new(l.add_upper.clone())),
+                    ))
+                }
                 // A fixed-size batch under either relation: Poisson's add/remove pair at
                 // q = batch/n with twice the shift (docs/accountant.md §2.7).
                 (Sampling::Fixed { .. }, _, _) => pair(div_up(2.0 * one, scale)),
@@ -692,13 +717,34 @@ impl MechanismSpec {
         Ok((one, None))
     }
 
+    /// The laws whose composition's *lower* ends hold, where they differ from
+    /// [`Self::laws`] (whose upper ends hold): the dominated pair of a balls-in-bins epoch
+    /// (§2.10). `None` for every other mechanism, whose two ends come from one law.
+    pub fn lower_laws(&self) -> Result<Option<Laws>, SpecError> {
+        let Sampling::Allocation { steps } = self.pipeline.sampling else {
+            return Ok(None);
+        };
+        let scale = match self.kind {
+            MechanismKind::SubsampledGaussian { sigma, .. } => sigma,
+            _ => return Ok(None),
+        };
+        let mu = div_up(self.sensitivity, scale);
+        let l = epoch_laws(mu, steps, EpochGrid::default()).map_err(|_| {
+            SpecError(format!(
+                "{}: sensitivity/sigma = {mu:e} is outside the supported range [1e-6, 50]",
+                self.kind_name()
+            ))
+        })?;
+        Ok(Some((
+            Box::new(l.remove_lower.clone()),
+            Some(Box::new(l.add_lower.clone())),
+        )))
+    }
+
     /// Whether only the lower end of this mechanism's bracket is certified (shuffled
-    /// epochs and balls-in-bins, accounted through a post-processing: §2.9).
+    /// epochs, accounted through a post-processing: §2.9).
     pub fn lower_bound_only(&self) -> bool {
-        matches!(
-            self.pipeline.sampling,
-            Sampling::Shuffle { .. } | Sampling::Allocation { .. }
-        )
+        matches!(self.pipeline.sampling, Sampling::Shuffle { .. })
     }
 
     /// The kind's name as written in a SPEC.
@@ -716,20 +762,35 @@ impl MechanismSpec {
 }
 
 /// A composition in both directions of the loss: the pairs (P, Q) and, when some
-/// mechanism is asymmetric, (Q, P); each answer is the larger of the two.
+/// mechanism is asymmetric, (Q, P); each answer is the larger of the two. When some
+/// mechanism's lower end comes from other laws than its upper end (a balls-in-bins epoch,
+/// §2.10), a second composition of those laws gives the lower ends.
 #[derive(Debug)]
 pub struct Composition {
     forward: super::Accountant,
     reverse: Option<super::Accountant>,
+    lower: Option<Box<Composition>>,
+    accuracy: Option<f64>,
 }
 
 impl Composition {
-    /// Sets the requested relative accuracy of both directions.
+    /// Sets the requested relative accuracy of both directions. A two-sided composition
+    /// (some lower laws differ) asks each of its compositions for no finer than
+    /// [`TWO_SIDED_FLOOR`]: its width is set by the laws' own gap below that.
     pub fn with_accuracy(mut self, accuracy: f64) -> crate::error::Result<Self> {
-        self.forward = self.forward.with_accuracy(accuracy)?;
+        let inner = if self.lower.is_some() {
+            accuracy.max(TWO_SIDED_FLOOR)
+        } else {
+            accuracy
+        };
+        self.forward = self.forward.with_accuracy(inner)?;
         if let Some(r) = self.reverse.take() {
-            self.reverse = Some(r.with_accuracy(accuracy)?);
+            self.reverse = Some(r.with_accuracy(inner)?);
         }
+        if let Some(l) = self.lower.take() {
+            self.lower = Some(Box::new(l.with_accuracy(inner)?));
+        }
+        self.accuracy = Some(accuracy);
         Ok(self)
     }
 
@@ -738,7 +799,10 @@ impl Composition {
     pub fn with_work(mut self, work: super::Work) -> Self {
         self.forward = self.forward.with_work(work.clone());
         if let Some(r) = self.reverse.take() {
-            self.reverse = Some(r.with_work(work));
+            self.reverse = Some(r.with_work(work.clone()));
+        }
+        if let Some(l) = self.lower.take() {
+            self.lower = Some(Box::new(l.with_work(work)));
         }
         self
     }
@@ -747,9 +811,18 @@ impl Composition {
     /// direction is refined only while it may exceed the forward one's lower end.
     pub fn epsilon(&self, delta: f64) -> crate::error::Result<super::Answer> {
         let a = self.forward.epsilon(delta)?;
-        match &self.reverse {
-            None => Ok(a),
-            Some(r) => Ok(max_answer(a, r.epsilon_ln_until(delta.ln(), a.lower)?)),
+        let up = match &self.reverse {
+            None => a,
+            Some(r) => max_answer(a, r.epsilon_ln_until(delta.ln(), a.lower)?),
+        };
+        match &self.lower {
+            None => Ok(up),
+            Some(l) => Ok(two_sided(
+                l.epsilon(delta)?,
+                up,
+                self.accuracy.unwrap_or(1e-4),
+                false,
+            )),
         }
     }
 
@@ -757,9 +830,18 @@ impl Composition {
     /// refined only while it may exceed the forward one).
     pub fn delta(&self, eps: f64) -> crate::error::Result<super::Answer> {
         let a = self.forward.delta(eps)?;
-        match &self.reverse {
-            None => Ok(a),
-            Some(r) => Ok(max_answer(a, r.delta_until(eps, a.ln_lower)?)),
+        let up = match &self.reverse {
+            None => a,
+            Some(r) => max_answer(a, r.delta_until(eps, a.ln_lower)?),
+        };
+        match &self.lower {
+            None => Ok(up),
+            Some(l) => Ok(two_sided(
+                l.delta(eps)?,
+                up,
+                self.accuracy.unwrap_or(1e-3),
+                true,
+            )),
         }
     }
 }
@@ -769,9 +851,23 @@ impl Composition {
     /// composition the pointwise minimum over the two directions (docs/accountant.md §9).
     pub fn tradeoff(&self, alphas: &[f64]) -> crate::error::Result<Vec<super::TradeoffPoint>> {
         let a = self.forward.tradeoff(alphas)?;
-        match &self.reverse {
-            None => Ok(a),
-            Some(r) => Ok(super::tradeoff::min_brackets(&a, &r.tradeoff(alphas)?)),
+        let up = match &self.reverse {
+            None => a,
+            Some(r) => super::tradeoff::min_brackets(&a, &r.tradeoff(alphas)?),
+        };
+        match &self.lower {
+            None => Ok(up),
+            // The dominating laws' f is the smaller: its lower ends hold; the dominated
+            // laws' upper ends hold.
+            Some(l) => Ok(up
+                .iter()
+                .zip(l.tradeoff(alphas)?)
+                .map(|(u, d)| super::TradeoffPoint {
+                    alpha: u.alpha,
+                    lower: u.lower,
+                    upper: d.upper,
+                })
+                .collect()),
         }
     }
 
@@ -783,6 +879,42 @@ impl Composition {
             None => Ok(a),
             Some(r) => Ok(a.max(r.clt_mu()?)),
         }
+    }
+}
+
+/// The finest accuracy the two compositions of a balls-in-bins epoch are asked for: its
+/// laws' own gap is about 2e-4 at σ = 1, and below 5e-4 the accountant's bracket of
+/// their few-epoch composition stops narrowing while its refinement runs on for tens of
+/// seconds (docs/accountant.md §2.10).
+pub const TWO_SIDED_FLOOR: f64 = 5e-4;
+
+/// The bracket whose lower end is `lo`'s (the dominated laws') and whose upper end is
+/// `up`'s (the dominating laws'); its accuracy is met when both were and its own relative
+/// width is within `acc`.
+fn two_sided(lo: super::Answer, up: super::Answer, acc: f64, delta: bool) -> super::Answer {
+    let (estimate, width) = if delta {
+        (
+            (0.5 * (lo.ln_lower + up.ln_upper)).exp(),
+            -(lo.ln_lower - up.ln_upper).exp_m1(),
+        )
+    } else {
+        (
+            0.5 * (lo.lower + up.upper),
+            if up.upper > 0.0 {
+                (up.upper - lo.lower) / up.upper
+            } else {
+                0.0
+            },
+        )
+    };
+    super::Answer {
+        lower: lo.lower,
+        estimate,
+        upper: up.upper,
+        ln_lower: lo.ln_lower,
+        ln_upper: up.ln_upper,
+        step: lo.step.min(up.step),
+        accuracy_met: lo.accuracy_met && up.accuracy_met && width <= acc,
     }
 }
 
@@ -819,11 +951,48 @@ pub fn accountant(specs: &[MechanismSpec]) -> Result<Composition, SpecError> {
 /// of its brackets holds for the mechanisms when some spec is
 /// [`MechanismSpec::lower_bound_only`].
 pub fn lower_bound_accountant(specs: &[MechanismSpec]) -> Result<Composition, SpecError> {
-    let mut fwd = Vec::with_capacity(specs.len());
-    let mut rev = Vec::with_capacity(specs.len());
-    let mut asym = false;
+    let mut lowers = Vec::with_capacity(specs.len());
     for s in specs {
-        let (a, b) = s.laws()?;
+        lowers.push(s.lower_laws()?);
+    }
+    let lower = if lowers.iter().any(Option::is_some) {
+        let mut laws = Vec::with_capacity(specs.len());
+        for (s, l) in specs.iter().zip(lowers) {
+            laws.push((
+                match l {
+                    Some(l) => l,
+                    None => s.laws()?,
+                },
+                s,
+            ));
+        }
+        Some(Box::new(compose(laws)?))
+    } else {
+        None
+    };
+    let mut laws = Vec::with_capacity(specs.len());
+    for s in specs {
+        laws.push((s.laws()?, s));
+    }
+    let mut c = compose(laws)?;
+    if let Some(l) = lower {
+        // The default accuracies (1e-4 for ε, 1e-3 for δ) floored for both compositions.
+        let err = |e: crate::error::CompositionError| SpecError(e.to_string());
+        c.lower = Some(Box::new(l.with_accuracy(TWO_SIDED_FLOOR).map_err(err)?));
+        c.forward = c.forward.with_accuracy(TWO_SIDED_FLOOR).map_err(err)?;
+        if let Some(r) = c.reverse.take() {
+            c.reverse = Some(r.with_accuracy(TWO_SIDED_FLOOR).map_err(err)?);
+        }
+    }
+    Ok(c)
+}
+
+/// The composition of each spec's laws (both directions when some law is asymmetric).
+fn compose(laws: Vec<(Laws, &MechanismSpec)>) -> Result<Composition, SpecError> {
+    let mut fwd = Vec::with_capacity(laws.len());
+    let mut rev = Vec::with_capacity(laws.len());
+    let mut asym = false;
+    for ((a, b), s) in laws {
         match b {
             Some(b) => {
                 asym = true;
@@ -846,5 +1015,7 @@ pub fn lower_bound_accountant(specs: &[MechanismSpec]) -> Result<Composition, Sp
         } else {
             None
         },
+        lower: None,
+        accuracy: None,
     })
 }

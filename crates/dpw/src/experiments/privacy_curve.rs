@@ -25,7 +25,7 @@
 //! `truncated-laplace`; `"concentration"` (Cesar & Rogers' bound, eq. 3, an upper bound on
 //! ε) to `rr`, `laplace` and `gaussian` when ε is reported; `"lower_bound"` (the certified
 //! accountant's lower end only, `y = y_lo = y_hi`) to any mechanism, and it is the only
-//! one for `sampling=shuffle` and `sampling=allocation` (docs/accountant.md §2.9).
+//! one for `sampling=shuffle` (docs/accountant.md §2.9).
 //! Anything else is refused in one line.
 //! A series may be a whole schedule instead of one SPEC: `{ key = "warmup", schedule =
 //! "warmup.csv" }` (a CSV with the header `sigma,q,count`, one segment of
@@ -85,7 +85,7 @@ enum Method {
     /// zCDP of the Gaussian with the Canonne–Kamath–Steinke conversion (docs/accountant.md §8).
     Zcdp,
     /// The certified accountant's lower end only: the one certified number for shuffled
-    /// epochs and balls-in-bins (docs/accountant.md §2.9).
+    /// epochs (docs/accountant.md §2.9).
     LowerBound,
     /// Optimal composition of pure (or approximate) DP mechanisms (docs/accountant.md §8):
     /// exact for randomized response, an upper bound for Laplace and the truncated
@@ -188,7 +188,7 @@ fn method(name: &str, key: &str) -> Result<Method, KeyError> {
                  (gaussian, subsampled-gaussian), \"zcdp\" (gaussian) or \"optimal_dp\" (rr, \
                  laplace, truncated-laplace) or \"concentration\" (rr, laplace, gaussian) or \
                  \"lower_bound\" (a certified lower bound, any mechanism; the only one for \
-                 sampling=shuffle and sampling=allocation)"
+                 sampling=shuffle)"
             ),
         )),
     }

@@ -38,7 +38,11 @@ fn put(mu: f64, c: f64) -> f64 {
 
 /// `∫ φ(z) g(z) dz` by composite Simpson on [−12, 12] (the tails beyond are below 1e-32).
 fn gauss_average(g: impl Fn(f64) -> f64) -> f64 {
-    let n = 40_000;
+    gauss_average_n(g, 40_000)
+}
+
+/// [`gauss_average`] with `n` (even) intervals.
+fn gauss_average_n(g: impl Fn(f64) -> f64, n: usize) -> f64 {
     let (a, b) = (-12.0f64, 12.0f64);
     let h = (b - a) / n as f64;
     let mut s = 0.0;
@@ -110,6 +114,31 @@ fn two_step_epochs_match_quadrature_in_both_directions() {
                 assert_brackets(&format!("{name} add"), lo, add, hi, 2e-3);
             }
         }
+    }
+}
+
+#[test]
+fn three_step_epochs_match_a_two_dimensional_quadrature() {
+    // S = (X1 + X2 + X3)/3: the inner expectation over X3 in closed form, X1 and X2 by a
+    // product Simpson rule.
+    let mu = 0.8;
+    let l = epoch_laws(mu, 3, EpochGrid::default()).unwrap();
+    let x = |z: f64| (mu * z - 0.5 * mu * mu).exp();
+    for eps in [0.2, 0.6] {
+        let a = f64::exp(eps);
+        let remove = gauss_average_n(
+            |z1| gauss_average_n(|z2| call(mu, 3.0 * a - x(z1) - x(z2)) / 3.0, 2000),
+            2000,
+        );
+        let add = a * gauss_average_n(
+            |z1| gauss_average_n(|z2| put(mu, 3.0 / a - x(z1) - x(z2)) / 3.0, 2000),
+            2000,
+        );
+        let name = format!("t 3 mu {mu} eps {eps}");
+        let (lo, hi) = (delta(&l.remove_lower, eps), delta(&l.remove_upper, eps));
+        assert_brackets(&format!("{name} remove"), lo, remove, hi, 2e-3);
+        let (lo, hi) = (delta(&l.add_lower, eps), delta(&l.add_upper, eps));
+        assert_brackets(&format!("{name} add"), lo, add, hi, 2e-3);
     }
 }
 
@@ -272,4 +301,41 @@ fn a_balls_in_bins_spec_brackets_monte_carlo_of_its_composed_epochs() {
             a.upper
         );
     }
+}
+
+#[test]
+fn the_solver_finds_a_certified_sigma_for_balls_in_bins() {
+    // The definition: at `meets` the certified upper ε is within the target, at `fails`
+    // the certified lower ε is beyond it (both re-asked through the SPEC language).
+    use composition::accountant::{Solver, Target, Template};
+    let spec = "subsampled-gaussian:sigma=?,sampling=allocation,steps=10,count=4";
+    let s = Solver::new(
+        Template::parse(&[spec]).unwrap(),
+        vec![Target::Privacy {
+            epsilon: 2.0,
+            delta: 1e-5,
+        }],
+    )
+    .unwrap()
+    .with_accuracy(1e-3)
+    .unwrap()
+    .solve()
+    .unwrap();
+    let eps_at = |sigma: f64| {
+        let m: composition::accountant::MechanismSpec =
+            spec.replace('?', &format!("{sigma:e}")).parse().unwrap();
+        composition::accountant::spec::accountant(&[m])
+            .unwrap()
+            .with_accuracy(1e-3)
+            .unwrap()
+            .epsilon(1e-5)
+            .unwrap()
+    };
+    let fails = s.fails.expect("a failing σ");
+    assert!(
+        fails < s.meets && s.meets / fails - 1.0 <= 1e-3,
+        "{fails} {}",
+        s.meets
+    );
+    assert!(eps_at(s.meets).upper <= 2.0 && eps_at(fails).lower > 2.0);
 }

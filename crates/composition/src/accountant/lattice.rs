@@ -361,8 +361,21 @@ impl Lattice {
                 items.push((x, lp + defl));
             }
         }
-        let lowest = items.iter().map(|i| i.0).fold(f64::INFINITY, f64::min);
-        for (x, p) in law.atoms() {
+        // The kept range starts at the lowest cell or non-negligible atom: a purely
+        // atomic law has no cells, and all its negligible atoms (a balls-in-bins epoch's
+        // tails, thousands of them) would otherwise count as below it.
+        let atoms = law.atoms();
+        let lowest = items
+            .iter()
+            .map(|i| i.0)
+            .chain(
+                atoms
+                    .iter()
+                    .filter(|&&(_, p)| p > 0.0 && p.ln() >= ln_tail)
+                    .map(|a| a.0),
+            )
+            .fold(f64::INFINITY, f64::min);
+        for (x, p) in atoms {
             // Negligible atoms far below the kept range are dropped (δ can only shrink).
             if p > 0.0 && !(p.ln() < ln_tail && x < lowest) {
                 items.push((x, p.ln() + defl));

@@ -774,21 +774,15 @@ pub struct Composition {
 }
 
 impl Composition {
-    /// Sets the requested relative accuracy of both directions. A two-sided composition
-    /// (some lower laws differ) asks each of its compositions for no finer than
-    /// [`TWO_SIDED_FLOOR`]: its width is set by the laws' own gap below that.
+    /// Sets the requested relative accuracy of both directions (and of the composition
+    /// of the lower laws, when some differ).
     pub fn with_accuracy(mut self, accuracy: f64) -> crate::error::Result<Self> {
-        let inner = if self.lower.is_some() {
-            accuracy.max(TWO_SIDED_FLOOR)
-        } else {
-            accuracy
-        };
-        self.forward = self.forward.with_accuracy(inner)?;
+        self.forward = self.forward.with_accuracy(accuracy)?;
         if let Some(r) = self.reverse.take() {
-            self.reverse = Some(r.with_accuracy(inner)?);
+            self.reverse = Some(r.with_accuracy(accuracy)?);
         }
         if let Some(l) = self.lower.take() {
-            self.lower = Some(Box::new(l.with_accuracy(inner)?));
+            self.lower = Some(Box::new(l.with_accuracy(accuracy)?));
         }
         self.accuracy = Some(accuracy);
         Ok(self)
@@ -882,12 +876,6 @@ impl Composition {
     }
 }
 
-/// The finest accuracy the two compositions of a balls-in-bins epoch are asked for: its
-/// laws' own gap is about 2e-4 at σ = 1, and below 5e-4 the accountant's bracket of
-/// their few-epoch composition stops narrowing while its refinement runs on for tens of
-/// seconds (docs/accountant.md §2.10).
-pub const TWO_SIDED_FLOOR: f64 = 5e-4;
-
 /// The bracket whose lower end is `lo`'s (the dominated laws') and whose upper end is
 /// `up`'s (the dominating laws'); its accuracy is met when both were and its own relative
 /// width is within `acc`.
@@ -975,15 +963,7 @@ pub fn lower_bound_accountant(specs: &[MechanismSpec]) -> Result<Composition, Sp
         laws.push((s.laws()?, s));
     }
     let mut c = compose(laws)?;
-    if let Some(l) = lower {
-        // The default accuracies (1e-4 for ε, 1e-3 for δ) floored for both compositions.
-        let err = |e: crate::error::CompositionError| SpecError(e.to_string());
-        c.lower = Some(Box::new(l.with_accuracy(TWO_SIDED_FLOOR).map_err(err)?));
-        c.forward = c.forward.with_accuracy(TWO_SIDED_FLOOR).map_err(err)?;
-        if let Some(r) = c.reverse.take() {
-            c.reverse = Some(r.with_accuracy(TWO_SIDED_FLOOR).map_err(err)?);
-        }
-    }
+    c.lower = lower;
     Ok(c)
 }
 

@@ -372,45 +372,76 @@ fn convolve(
         .collect();
     let (_, inv) = forward_inverse(n);
     let scale = 1.0 / n as f64;
-    for (j, &theta) in thetas.iter().enumerate() {
+    // Each tilt that is least somewhere: the products it serves and the arrays they need.
+    let mut jobs: Vec<(usize, Vec<bool>)> = Vec::new();
+    for j in 0..thetas.len() {
         let used: Vec<bool> = winner
             .iter()
             .zip(&ln_c)
             .map(|(w, c)| c[j] > f64::NEG_INFINITY && w.iter().any(|&x| x as usize == j))
             .collect();
-        if !used.iter().any(|&u| u) {
-            continue;
+        if used.iter().any(|&u| u) {
+            let need = products
+                .iter()
+                .zip(&used)
+                .filter(|(_, &u)| u)
+                .flat_map(|(&(p, q), _)| [p, q])
+                .collect::<std::collections::BTreeSet<usize>>()
+                .len();
+            super::work::charge((n * (need + used.len())) as u64)?;
+            jobs.push((j, used));
         }
-        let mut need = vec![false; arrays.len()];
-        for (&(p, q), &u) in products.iter().zip(&used) {
-            if u {
-                need[p] = true;
-                need[q] = true;
-            }
-        }
-        super::work::charge((n * (need.iter().filter(|&&x| x).count() + used.len())) as u64)?;
-        let tr: Vec<Option<Vec<Complex<f64>>>> = (0..arrays.len())
-            .map(|i| need[i].then(|| tilted_transform(&logs[i], theta, norms[j][i].0, n)))
-            .collect();
+    }
+    // One tilt's values at the bins where it is least, per product: `(product, k, value)`.
+    let run = |&(j, ref used): &(usize, Vec<bool>)| -> Vec<(usize, usize, f64)> {
+        let theta = thetas[j];
+        let mut tr: Vec<Option<Vec<Complex<f64>>>> = vec![None; arrays.len()];
+        let mut vals = Vec::new();
         for (pi, &(p, q)) in products.iter().enumerate() {
             if !used[pi] {
                 continue;
             }
+            for i in [p, q] {
+                if tr[i].is_none() {
+                    tr[i] = Some(tilted_transform(&logs[i], theta, norms[j][i].0, n));
+                }
+            }
             let (ta, tb) = (
-                tr[p].as_ref().expect("needed"),
-                tr[q].as_ref().expect("needed"),
+                tr[p].as_ref().expect("transformed"),
+                tr[q].as_ref().expect("transformed"),
             );
             let mut c: Vec<Complex<f64>> = ta.iter().zip(tb).map(|(x, y)| x * y).collect();
             inv.process(&mut c);
             let ln_s = norms[j][p].0 + norms[j][q].0;
-            let o = &mut out[pi];
             for k in 0..len {
                 if winner[pi][k] as usize == j {
-                    let f = (ln_s - theta * k as f64).exp();
-                    o.0[k] = c[k].re * scale * f;
-                    o.1[k] = (ln_c[pi][j] - theta * k as f64).exp();
+                    vals.push((pi, k, c[k].re * scale * (ln_s - theta * k as f64).exp()));
                 }
             }
+        }
+        vals
+    };
+    // The tilts share the cores; each one's numbers do not depend on which core runs it.
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let per = jobs.len().div_ceil(threads.max(1)).max(1);
+    let results: Vec<Vec<(usize, usize, f64)>> = if threads == 1 || jobs.len() == 1 {
+        jobs.iter().map(run).collect()
+    } else {
+        std::thread::scope(|sc| {
+            let handles: Vec<_> = jobs
+                .chunks(per)
+                .map(|part| sc.spawn(|| part.iter().map(run).collect::<Vec<_>>()))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("tilt thread"))
+                .collect()
+        })
+    };
+    for ((j, _), vals) in jobs.iter().zip(results) {
+        for (pi, k, v) in vals {
+            out[pi].0[k] = v;
+            out[pi].1[k] = (ln_c[pi][*j] - thetas[*j] * k as f64).exp();
         }
     }
     Ok(out)

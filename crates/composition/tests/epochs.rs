@@ -1,6 +1,7 @@
-//! Shuffled epochs and balls-in-bins (docs/accountant.md §2.9): the certified lower bound
-//! from the largest of an epoch's outputs, against the closed-form law of that maximum
-//! (one epoch, by quadrature) and against the epoch's own pair by Monte Carlo.
+//! Shuffled epochs (docs/accountant.md §2.9): the certified lower bound from the largest
+//! of an epoch's outputs, against the closed-form law of that maximum (one epoch, by
+//! quadrature) and against the epoch's own pair by Monte Carlo; the balls-in-bins SPEC's
+//! parse errors. (Balls-in-bins' own bracket, §2.10, is tested in `allocation.rs`.)
 
 use composition::accountant::spec::{self, lower_bound_accountant};
 use composition::accountant::MechanismSpec;

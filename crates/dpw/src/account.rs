@@ -367,8 +367,9 @@ impl AccountRequest {
 }
 
 /// The Poisson-sampled mechanism at the same rate and number of steps as a shuffled or
-/// balls-in-bins one (an epoch of t steps at q = 1/t); any other mechanism as it is (only
-/// shuffled ones ask for it: balls-in-bins has its own bracket, §2.10).
+/// balls-in-bins one (an epoch of t steps at q = 1/t); any other mechanism as it is. Asked
+/// only when some mechanism is shuffled (balls-in-bins has its own bracket, §2.10, but a
+/// balls-in-bins mechanism beside a shuffled one is mapped too).
 fn poisson_equivalent(m: &MechanismSpec) -> Result<MechanismSpec, String> {
     let t = match m.pipeline.sampling {
         Sampling::Shuffle { batch, n } => n.div_ceil(batch),

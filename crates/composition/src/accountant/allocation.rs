@@ -40,15 +40,13 @@
 
 use super::fft::{eta, fast_len, forward_inverse};
 use super::law::{gauss_legendre8, log_add, DiscreteLaw, CELL_REL_ERR};
+use super::max_statistic::MAX_STEPS;
 use crate::error::{out_of_range, Result};
 use densities::normal::{cdf, sf, upper_quantile};
 use densities::outward;
 use rustfft::num_complex::Complex;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// Most steps per epoch for the two-sided bracket.
-pub const MAX_STEPS: u64 = 1_000_000;
 
 /// How finely an epoch's likelihood ratio is discretised.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -20,7 +20,7 @@
 //! add-remove), `batch`, `n` (a batch of `batch` from `n` examples; for Poisson sampling
 //! they may stand in for `q = batch/n`) and `steps` (of a balls-in-bins epoch).
 
-use super::allocation::{epoch_laws, EpochGrid};
+use super::allocation::{epoch_laws, EpochGrid, EpochLaws};
 use super::law::{BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, LossLaw};
 use super::max_statistic::MaxStatisticLaw;
 use super::mixture::MixtureLaw;
@@ -29,6 +29,7 @@ use super::MAX_COUNT;
 use densities::bounded::BoundedFamily;
 use densities::outward::{div_up, mul_up};
 use std::fmt;
+use std::sync::Arc;
 
 /// The loss law of (P, Q) and, for an asymmetric mechanism, of (Q, P).
 pub type Laws = (Box<dyn LossLaw>, Option<Box<dyn LossLaw>>);
@@ -593,19 +594,8 @@ impl std::str::FromStr for MechanismSpec {
         };
         // Range checks that depend on the combination (e.g. sensitivity/σ); a balls-in-bins
         // epoch's laws take seconds to build, so only its range is checked here.
-        match (spec.pipeline.sampling, &spec.kind) {
-            (Sampling::Allocation { .. }, MechanismKind::SubsampledGaussian { sigma, .. }) => {
-                let mu = div_up(spec.sensitivity, *sigma);
-                if !(1e-6..=50.0).contains(&mu) {
-                    return Err(SpecError(format!(
-                        "subsampled-gaussian: sensitivity/sigma = {mu:e} is outside the \
-                         supported range [1e-6, 50]"
-                    )));
-                }
-            }
-            _ => {
-                spec.laws()?;
-            }
+        if spec.allocation_shift()?.is_none() {
+            spec.laws()?;
         }
         Ok(spec)
     }
@@ -653,10 +643,8 @@ impl MechanismSpec {
                 }
                 // Balls-in-bins: the upper laws of the epoch's pair (§2.10); its lower laws
                 // are [`MechanismSpec::lower_laws`].
-                (Sampling::Allocation { steps }, _, _) => {
-                    let mu = div_up(one, scale);
-                    let l = epoch_laws(mu, steps, EpochGrid::default())
-                        .map_err(|_| wrap("sensitivity/sigma", "[1e-6, 50]", mu))?;
+                (Sampling::Allocation { .. }, _, _) => {
+                    let l = self.allocation_laws()?.expect("a balls-in-bins SPEC");
                     Ok((
                         Box::new(l.remove_upper.clone()),
                         Some(Box::new(l.add_upper.clone())),
@@ -721,24 +709,41 @@ impl MechanismSpec {
     /// [`Self::laws`] (whose upper ends hold): the dominated pair of a balls-in-bins epoch
     /// (§2.10). `None` for every other mechanism, whose two ends come from one law.
     pub fn lower_laws(&self) -> Result<Option<Laws>, SpecError> {
-        let Sampling::Allocation { steps } = self.pipeline.sampling else {
+        Ok(self.allocation_laws()?.map(|l| -> Laws {
+            (
+                Box::new(l.remove_lower.clone()),
+                Some(Box::new(l.add_lower.clone())),
+            )
+        }))
+    }
+
+    /// A balls-in-bins SPEC's shift `μ = s/σ` (range-checked) and steps an epoch; `None`
+    /// for every other SPEC (the parser takes `sampling=allocation` only on the
+    /// subsampled Gaussian).
+    fn allocation_shift(&self) -> Result<Option<(f64, u64)>, SpecError> {
+        let (Sampling::Allocation { steps }, MechanismKind::SubsampledGaussian { sigma, .. }) =
+            (self.pipeline.sampling, &self.kind)
+        else {
             return Ok(None);
         };
-        let scale = match self.kind {
-            MechanismKind::SubsampledGaussian { sigma, .. } => sigma,
-            _ => return Ok(None),
-        };
-        let mu = div_up(self.sensitivity, scale);
-        let l = epoch_laws(mu, steps, EpochGrid::default()).map_err(|_| {
-            SpecError(format!(
+        let mu = div_up(self.sensitivity, *sigma);
+        if !(1e-6..=50.0).contains(&mu) {
+            return Err(SpecError(format!(
                 "{}: sensitivity/sigma = {mu:e} is outside the supported range [1e-6, 50]",
                 self.kind_name()
-            ))
-        })?;
-        Ok(Some((
-            Box::new(l.remove_lower.clone()),
-            Some(Box::new(l.add_lower.clone())),
-        )))
+            )));
+        }
+        Ok(Some((mu, steps)))
+    }
+
+    /// A balls-in-bins SPEC's epoch laws (built once per process, §2.10).
+    fn allocation_laws(&self) -> Result<Option<Arc<EpochLaws>>, SpecError> {
+        let Some((mu, t)) = self.allocation_shift()? else {
+            return Ok(None);
+        };
+        epoch_laws(mu, t, EpochGrid::default())
+            .map(Some)
+            .map_err(|e| SpecError(format!("{}: {e}", self.kind_name())))
     }
 
     /// Whether only the lower end of this mechanism's bracket is certified (shuffled

@@ -1,7 +1,8 @@
 //! Balls-in-bins epochs (docs/accountant.md §2.10): the upper and lower loss laws of one
 //! epoch against independent computations of the epoch's own pair — the Gaussian closed
-//! form at t = 1, a quadrature with a closed-form inner expectation at t = 2, a seeded Monte
-//! Carlo at t = 100 — and through the accountant against the composed Gaussian.
+//! form at t = 1, quadratures with a closed-form inner expectation at t = 2, 3 and 4 (at
+//! t = 4 through the density of a sum of two steps), a seeded Monte Carlo at t = 100 — and
+//! through the accountant against the composed Gaussian.
 
 use composition::accountant::allocation::{epoch_laws, EpochGrid};
 use composition::accountant::{Accountant, DiscreteLaw, LossLaw};
@@ -135,6 +136,108 @@ fn three_step_epochs_match_a_two_dimensional_quadrature() {
             2000,
         );
         let name = format!("t 3 mu {mu} eps {eps}");
+        let (lo, hi) = (delta(&l.remove_lower, eps), delta(&l.remove_upper, eps));
+        assert_brackets(&format!("{name} remove"), lo, remove, hi, 2e-3);
+        let (lo, hi) = (delta(&l.add_lower, eps), delta(&l.add_upper, eps));
+        assert_brackets(&format!("{name} add"), lo, add, hi, 2e-3);
+    }
+}
+
+/// Density of `X₁ + X₂` at `s > 0` (`X = e^{μZ − μ²/2}`, i.i.d.): twice the integral over
+/// the half where `X₁ ≤ s/2`, `∫ φ(z) f_X(s − x(z)) dz` by Simpson with `n` intervals, where
+/// the log-normal density `f_X(v) = φ((ln v + μ²/2)/μ)/(μv)` is taken on `[s/2, s)` only
+/// (smooth there, so the rule converges fast at every `s`).
+fn two_sum_density(mu: f64, s: f64, n: usize) -> f64 {
+    let x = |z: f64| (mu * z - 0.5 * mu * mu).exp();
+    let f_x = |v: f64| {
+        let u = (v.ln() + 0.5 * mu * mu) / mu;
+        (-0.5 * u * u).exp() / ((2.0 * std::f64::consts::PI).sqrt() * mu * v)
+    };
+    let (a, b) = (-12.0f64, (((0.5 * s).ln() + 0.5 * mu * mu) / mu).min(12.0));
+    if b <= a {
+        return 0.0;
+    }
+    let h = (b - a) / n as f64;
+    let mut sum = 0.0;
+    for i in 0..=n {
+        let z = a + i as f64 * h;
+        let w = if i == 0 || i == n {
+            1.0
+        } else if i % 2 == 1 {
+            4.0
+        } else {
+            2.0
+        };
+        sum += w * (-0.5 * z * z).exp() * f_x(s - x(z));
+    }
+    2.0 * sum * h / 3.0 / (2.0 * std::f64::consts::PI).sqrt()
+}
+
+/// `∫ f_A(s) g(s) ds` for `A = X₁ + X₂`, in `w = ln s` by Simpson with `m` intervals over
+/// the range that `Z ∈ [−12, 12]` gives `A` (the density is tabulated once per call).
+fn two_sum_average(mu: f64, g: impl Fn(f64) -> f64, m: usize) -> f64 {
+    let (a, b) = (
+        std::f64::consts::LN_2 - 12.0 * mu - 0.5 * mu * mu,
+        std::f64::consts::LN_2 + 12.0 * mu - 0.5 * mu * mu,
+    );
+    let h = (b - a) / m as f64;
+    let mut sum = 0.0;
+    for i in 0..=m {
+        let s = (a + i as f64 * h).exp();
+        let w = if i == 0 || i == m {
+            1.0
+        } else if i % 2 == 1 {
+            4.0
+        } else {
+            2.0
+        };
+        sum += w * two_sum_density(mu, s, 2000) * s * g(s);
+    }
+    sum * h / 3.0
+}
+
+#[test]
+fn four_step_epochs_match_a_quadrature_through_the_density_of_pairs() {
+    // S = (A + B)/4 with A = X1 + X2, B = X3 + X4 i.i.d.: the expectation over B is the
+    // two-step one (Simpson over X3, closed form over X4), the one over A an integral
+    // against A's density (itself a Simpson integral). The route is first checked at
+    // t = 3, where S = (A + X3)/3 and the product Simpson rule of the test above is an
+    // independent second route.
+    let mu = 0.8;
+    let x = |z: f64| (mu * z - 0.5 * mu * mu).exp();
+    let m = 2400;
+    let a3 = f64::exp(0.4);
+    let by_density = two_sum_average(mu, |s| call(mu, 3.0 * a3 - s) / 3.0, m);
+    let by_product = gauss_average_n(
+        |z1| gauss_average_n(|z2| call(mu, 3.0 * a3 - x(z1) - x(z2)) / 3.0, 2000),
+        2000,
+    );
+    assert!(
+        (by_density / by_product - 1.0).abs() < 1e-7,
+        "t = 3 by the density of pairs {by_density:e}, by the product rule {by_product:e}"
+    );
+    let l = epoch_laws(mu, 4, EpochGrid::default()).unwrap();
+    for eps in [0.15, 0.5] {
+        let a = f64::exp(eps);
+        // E[(S − a)_+] = ¼ E[(A + B − 4a)_+]; E[(1 − aS)_+] = (a/4) E[(4/a − A − B)_+].
+        let remove = two_sum_average(
+            mu,
+            |s| gauss_average_n(|z| call(mu, 4.0 * a - s - x(z)), 2000) / 4.0,
+            m,
+        );
+        let add = a * two_sum_average(
+            mu,
+            |s| gauss_average_n(|z| put(mu, 4.0 / a - s - x(z)), 2000) / 4.0,
+            m,
+        );
+        let name = format!("t 4 mu {mu} eps {eps}");
+        eprintln!(
+            "{name}: remove [{:e}, {:e}] quadrature {remove:e}; add [{:e}, {:e}] quadrature {add:e}",
+            delta(&l.remove_lower, eps),
+            delta(&l.remove_upper, eps),
+            delta(&l.add_lower, eps),
+            delta(&l.add_upper, eps)
+        );
         let (lo, hi) = (delta(&l.remove_lower, eps), delta(&l.remove_upper, eps));
         assert_brackets(&format!("{name} remove"), lo, remove, hi, 2e-3);
         let (lo, hi) = (delta(&l.add_lower, eps), delta(&l.add_upper, eps));

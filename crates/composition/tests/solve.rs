@@ -366,3 +366,62 @@ fn subsampled_attack_risk_meets_and_fails_by_the_definition() {
     assert!(beta(s.fails.unwrap()).upper < 1.0 - tpr, "{s:?}");
     assert!(s.meets / s.fails.unwrap() - 1.0 <= 1e-3 * (1.0 + 1e-9));
 }
+
+/// `Composition::epsilon_settling`, the solver's question "is ε at most t?": a threshold 5 %
+/// from the exact ε (the Gaussian closed form, bisected) is settled on the right side at a
+/// coarser step than the full accuracy needs, with the exact ε inside the bracket; a
+/// threshold at the exact ε cannot be settled and gets the full accuracy. For the
+/// subsampled Gaussian (two directions, the reverse one refined only while it matters) the
+/// settled bracket overlaps the full one and settles on the side the full one says.
+#[test]
+fn settling_stops_early_on_the_right_side_and_keeps_the_truth_inside() {
+    let (sigma, k, delta) = (3.0f64, 10u64, 1e-6);
+    let mu = (k as f64).sqrt() / sigma;
+    let d = |e: f64| phi(-e / mu + mu / 2.0) - e.exp() * phi(-e / mu - mu / 2.0);
+    let (mut a, mut b) = (0.0f64, 50.0f64);
+    for _ in 0..200 {
+        let m = 0.5 * (a + b);
+        if d(m) > delta {
+            a = m
+        } else {
+            b = m
+        }
+    }
+    let exact = 0.5 * (a + b);
+    let spec: MechanismSpec = format!("gaussian:sigma={sigma},count={k}").parse().unwrap();
+    let comp = accountant(&[spec]).unwrap().with_accuracy(1e-6).unwrap();
+    let full = comp.epsilon(delta).unwrap();
+    assert!(
+        full.lower <= exact && exact <= full.upper,
+        "{full:?} {exact}"
+    );
+    for (t, meets) in [(exact * 1.05, true), (exact * 0.95, false)] {
+        let s = comp.epsilon_settling(delta, t).unwrap();
+        assert!(s.lower <= exact && exact <= s.upper, "{s:?} {exact}");
+        assert_eq!(s.upper <= t, meets, "threshold {t}: {s:?}");
+        assert_eq!(s.lower > t, !meets, "threshold {t}: {s:?}");
+        assert!(s.step > full.step, "not settled early: {s:?} vs {full:?}");
+    }
+    let s = comp.epsilon_settling(delta, exact).unwrap();
+    assert!(
+        s.accuracy_met && s.lower <= exact && exact <= s.upper,
+        "{s:?}"
+    );
+
+    let spec: MechanismSpec = "subsampled-gaussian:sigma=1,q=0.01,count=1000"
+        .parse()
+        .unwrap();
+    let comp = accountant(&[spec]).unwrap().with_accuracy(1e-5).unwrap();
+    let full = comp.epsilon(delta).unwrap();
+    for (f, meets) in [(1.02, true), (0.98, false)] {
+        let t = full.estimate * f;
+        let s = comp.epsilon_settling(delta, t).unwrap();
+        assert!(
+            s.lower <= full.upper && full.lower <= s.upper,
+            "{s:?} {full:?}"
+        );
+        assert_eq!(s.upper <= t, meets, "threshold {t}: {s:?}");
+        assert_eq!(s.lower > t, !meets, "threshold {t}: {s:?}");
+        assert!(s.step > full.step, "not settled early: {s:?} vs {full:?}");
+    }
+}

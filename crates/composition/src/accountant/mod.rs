@@ -418,6 +418,21 @@ impl Accountant {
     /// As [`Self::epsilon_ln`], but refinement also stops once the upper end is at most
     /// `below` (see [`Self::delta_until`]).
     pub(crate) fn epsilon_ln_until(&self, ln_delta: f64, below: f64) -> Result<Answer> {
+        self.epsilon_ln_between(ln_delta, below, f64::INFINITY)
+    }
+
+    /// As [`Self::epsilon_ln_until`], and refinement also stops once the lower end exceeds
+    /// `above`: the caller asks whether ε is certified to be at most `above` or above it
+    /// (the solver, docs/accountant.md §10), so a bracket that settles that is enough. With
+    /// `above` finite the next step aims at the width that would settle it (never finer
+    /// than the accuracy asked), not at the accuracy: a value far from the threshold is
+    /// settled at a coarse step.
+    pub(crate) fn epsilon_ln_between(
+        &self,
+        ln_delta: f64,
+        below: f64,
+        above: f64,
+    ) -> Result<Answer> {
         if !(ln_delta < 0.0 && ln_delta > -1e6) {
             return Err(out_of_range("ln delta", ln_delta, "(-1e6, 0)"));
         }
@@ -461,11 +476,11 @@ impl Accountant {
                 step: steps.d,
                 accuracy_met: met,
             };
-            if met || hi <= below || self.work.exhausted() || steps.stalled(width) {
+            if met || hi <= below || lo > above || self.work.exhausted() || steps.stalled(width) {
                 return Ok(a);
             }
             last = Some(a);
-            steps.refine(width, acc, align);
+            steps.refine(width, aim(acc, lo, hi, above), align);
         }
         last.ok_or(CompositionError::Empty { name: "answer" })
     }
@@ -479,6 +494,21 @@ impl Accountant {
             .filter_map(|p| p.0.continuous_range(ln_tail))
             .map(|r| (r.hi.min(cap) - r.lo).max(0.0))
             .fold(0.0, f64::max)
+    }
+}
+
+/// The relative width a refinement aims at when the question is only whether the answer
+/// exceeds `threshold` (infinite: none, aim at `acc`): a bracket about its midpoint that
+/// no longer contains the threshold, with 10 % to spare, never finer than `acc`.
+fn aim(acc: f64, lo: f64, hi: f64, threshold: f64) -> f64 {
+    if !threshold.is_finite() || hi.is_nan() || hi <= 0.0 {
+        return acc;
+    }
+    let settles = 0.9 * 2.0 * (threshold - 0.5 * (lo + hi)).abs() / hi;
+    if settles.is_finite() {
+        acc.max(settles)
+    } else {
+        acc
     }
 }
 

@@ -825,6 +825,44 @@ impl Composition {
         }
     }
 
+    /// Certified bracket of ε(δ), refined only until it settles whether ε is at most
+    /// `threshold` (its upper end at most `threshold`) or above it (its lower end above),
+    /// or else to the accuracy asked: the solver's question (docs/accountant.md §10). The
+    /// ends are certified as [`Self::epsilon`]'s; only the refinement stops sooner.
+    pub fn epsilon_settling(
+        &self,
+        delta: f64,
+        threshold: f64,
+    ) -> crate::error::Result<super::Answer> {
+        let ln_delta = delta.ln();
+        if !(delta > 0.0 && delta < 1.0) {
+            return self.epsilon(delta);
+        }
+        // The dominated laws give the lower ends: settle on the two-sided bracket.
+        if self.lower.is_some() {
+            return self.epsilon(delta);
+        }
+        let a = self
+            .forward
+            .epsilon_ln_between(ln_delta, threshold, threshold)?;
+        match &self.reverse {
+            None => Ok(a),
+            Some(r) => {
+                // The reverse direction matters only above the forward one's lower end;
+                // when the forward one meets the threshold, the reverse one must too.
+                let below = if a.upper <= threshold {
+                    threshold.max(a.lower)
+                } else {
+                    a.lower
+                };
+                Ok(max_answer(
+                    a,
+                    r.epsilon_ln_between(ln_delta, below, threshold)?,
+                ))
+            }
+        }
+    }
+
     /// Certified bracket of δ(ε): the larger over the two directions (the reverse one
     /// refined only while it may exceed the forward one).
     pub fn delta(&self, eps: f64) -> crate::error::Result<super::Answer> {

@@ -47,6 +47,12 @@ pub trait LossLaw: Send + Sync + std::fmt::Debug {
     fn log_convex_tail(&self) -> bool {
         false
     }
+    /// How much coarser than the step from [`Self::loss_scale`] a first, pilot step of a
+    /// composition of `count` uses may be (1: none; docs/accountant.md §6): above 1 where
+    /// that scale is far finer than the accuracy needs.
+    fn coarse_start(&self, _count: u64) -> f64 {
+        1.0
+    }
     /// Whether a first step over a range much wider than [`Self::loss_scale`] should be
     /// a pilot (docs/accountant.md §6): true where that scale can be far from the step
     /// the accuracy needs (bounded noise far in its tail).

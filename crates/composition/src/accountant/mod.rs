@@ -247,6 +247,20 @@ impl Accountant {
         step
     }
 
+    /// The pilot factor of the first step ([`LossLaw::coarse_start`]): the least over the
+    /// laws, and none for a reverse direction (`below` finite), which starts coarser
+    /// already.
+    fn coarse_start(&self, below: f64) -> f64 {
+        if below.is_finite() {
+            return 1.0;
+        }
+        self.parts
+            .iter()
+            .map(|p| p.0.coarse_start(p.1))
+            .fold(f64::INFINITY, f64::min)
+            .max(1.0)
+    }
+
     /// Truncation target of each law's tails: their total over the composition stays
     /// below 1e-5 of the δ in question.
     fn ln_tail(&self, ln_delta: f64) -> f64 {
@@ -439,9 +453,10 @@ impl Accountant {
         let acc = self.accuracy.unwrap_or(1e-4);
         let tail = self.ln_tail(ln_delta);
         let align = |d| self.align(d);
-        let mut steps = Steps::start(
+        let mut steps = Steps::start_coarse(
             self.first_step(acc, below),
             self.widest_range(tail, f64::INFINITY),
+            self.coarse_start(below),
             align,
         );
         let mut last: Option<Answer> = None;

@@ -65,6 +65,21 @@ impl Steps {
         }
     }
 
+    /// As [`Self::start`], but when no wide-range pilot applies, the first step is a pilot
+    /// `factor` times coarser than `d0` (`factor > 1`; [`super::LossLaw::coarse_start`]).
+    /// Its width then sets the next step as for any pilot.
+    pub fn start_coarse(d0: f64, wide: f64, factor: f64, align: impl Fn(f64) -> f64) -> Self {
+        let s = Self::start(d0, wide, &align);
+        if s.pilot || factor <= 1.0 {
+            return s;
+        }
+        Self {
+            d: align(factor * d0),
+            pilot: true,
+            ..s
+        }
+    }
+
     /// After an evaluation at `d` failed with `e`; `last_step` is the step of the last
     /// good evaluation, if any.
     pub fn after_error(

@@ -26,6 +26,11 @@ import dpw
     ids=["account", "least_radius", "solve"],
 )
 def test_ctrl_c_interrupts_within_seconds(call):
+    # Python's own Ctrl-C handler, as in an interactive session: a process started in the
+    # background by a shell without job control (a CI runner's `cmd &`) inherits SIGINT
+    # ignored, Python then installs no handler, and the signal below would be dropped (the
+    # calls then ran to completion, minutes under load, and the test failed or hung).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
     start = time.monotonic()
     timer.start()
@@ -34,6 +39,7 @@ def test_ctrl_c_interrupts_within_seconds(call):
             call()
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     # Uninterrupted the call takes tens of seconds; interrupted it returns at the next FFT
     # window after the signal (a generous bound: the machine may be loaded).
     assert time.monotonic() - start < 12.0

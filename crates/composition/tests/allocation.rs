@@ -42,13 +42,11 @@ fn gauss_average(g: impl Fn(f64) -> f64) -> f64 {
     gauss_average_n(g, 40_000)
 }
 
-/// [`gauss_average`] with `n` (even) intervals.
-fn gauss_average_n(g: impl Fn(f64) -> f64, n: usize) -> f64 {
-    let (a, b) = (-12.0f64, 12.0f64);
+/// `∫_a^b f` by composite Simpson with `n` (even) intervals.
+fn simpson(a: f64, b: f64, n: usize, f: impl Fn(f64) -> f64) -> f64 {
     let h = (b - a) / n as f64;
     let mut s = 0.0;
     for i in 0..=n {
-        let z = a + i as f64 * h;
         let w = if i == 0 || i == n {
             1.0
         } else if i % 2 == 1 {
@@ -56,9 +54,14 @@ fn gauss_average_n(g: impl Fn(f64) -> f64, n: usize) -> f64 {
         } else {
             2.0
         };
-        s += w * (-0.5 * z * z).exp() * g(z);
+        s += w * f(a + i as f64 * h);
     }
-    s * h / 3.0 / (2.0 * std::f64::consts::PI).sqrt()
+    s * h / 3.0
+}
+
+/// [`gauss_average`] with `n` (even) intervals.
+fn gauss_average_n(g: impl Fn(f64) -> f64, n: usize) -> f64 {
+    simpson(-12.0, 12.0, n, |z| (-0.5 * z * z).exp() * g(z)) / (2.0 * std::f64::consts::PI).sqrt()
 }
 
 fn assert_brackets(name: &str, lo: f64, exact: f64, hi: f64, width: f64) {
@@ -157,43 +160,21 @@ fn two_sum_density(mu: f64, s: f64, n: usize) -> f64 {
     if b <= a {
         return 0.0;
     }
-    let h = (b - a) / n as f64;
-    let mut sum = 0.0;
-    for i in 0..=n {
-        let z = a + i as f64 * h;
-        let w = if i == 0 || i == n {
-            1.0
-        } else if i % 2 == 1 {
-            4.0
-        } else {
-            2.0
-        };
-        sum += w * (-0.5 * z * z).exp() * f_x(s - x(z));
-    }
-    2.0 * sum * h / 3.0 / (2.0 * std::f64::consts::PI).sqrt()
+    2.0 * simpson(a, b, n, |z| (-0.5 * z * z).exp() * f_x(s - x(z)))
+        / (2.0 * std::f64::consts::PI).sqrt()
 }
 
 /// `∫ f_A(s) g(s) ds` for `A = X₁ + X₂`, in `w = ln s` by Simpson with `m` intervals over
-/// the range that `Z ∈ [−12, 12]` gives `A` (the density is tabulated once per call).
+/// the range that `Z ∈ [−12, 12]` gives `A`.
 fn two_sum_average(mu: f64, g: impl Fn(f64) -> f64, m: usize) -> f64 {
     let (a, b) = (
         std::f64::consts::LN_2 - 12.0 * mu - 0.5 * mu * mu,
         std::f64::consts::LN_2 + 12.0 * mu - 0.5 * mu * mu,
     );
-    let h = (b - a) / m as f64;
-    let mut sum = 0.0;
-    for i in 0..=m {
-        let s = (a + i as f64 * h).exp();
-        let w = if i == 0 || i == m {
-            1.0
-        } else if i % 2 == 1 {
-            4.0
-        } else {
-            2.0
-        };
-        sum += w * two_sum_density(mu, s, 2000) * s * g(s);
-    }
-    sum * h / 3.0
+    simpson(a, b, m, |w| {
+        let s = w.exp();
+        two_sum_density(mu, s, 2000) * s * g(s)
+    })
 }
 
 #[test]

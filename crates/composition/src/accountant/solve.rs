@@ -821,17 +821,14 @@ impl Solver {
                     // (For count, off ≥ 0.45/n keeps it coarse enough to part n and n + 1
                     // without asking more.)
                     acc = (0.3 * k.abs() * off).clamp(MIN_EVAL_ACCURACY, COARSE_ACCURACY);
-                    // An evaluation that closes the gap if it lands on its expected side,
-                    // or one within the tolerance of a root known to within it, is only
-                    // asked which side it is on: refined until that is settled (or to
-                    // `acc`), not to `acc` (the margin a settled bracket gives is still
-                    // good enough for the one evaluation that closes the gap after it).
-                    let closes = if moving_meets {
+                    // An evaluation that closes the gap if it lands on its expected side
+                    // is only asked which side it is on: refined until that is settled
+                    // (or to `acc`), not to `acc` (§10.3).
+                    settle = if moving_meets {
                         gap_done(next, f)
                     } else {
                         gap_done(m, next)
                     };
-                    settle = closes;
                 }
                 (None, _) => {
                     // Aim just inside the meeting side of the root, and move at least

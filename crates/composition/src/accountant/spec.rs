@@ -834,14 +834,12 @@ impl Composition {
         delta: f64,
         threshold: f64,
     ) -> crate::error::Result<super::Answer> {
+        // Out of range (the error is `epsilon`'s), or lower ends from dominated laws
+        // (§2.10): the full two-sided bracket.
+        if !(delta > 0.0 && delta < 1.0) || self.lower.is_some() {
+            return self.epsilon(delta);
+        }
         let ln_delta = delta.ln();
-        if !(delta > 0.0 && delta < 1.0) {
-            return self.epsilon(delta);
-        }
-        // The dominated laws give the lower ends: settle on the two-sided bracket.
-        if self.lower.is_some() {
-            return self.epsilon(delta);
-        }
         let a = self
             .forward
             .epsilon_ln_between(ln_delta, threshold, threshold)?;
@@ -849,9 +847,10 @@ impl Composition {
             None => Ok(a),
             Some(r) => {
                 // The reverse direction matters only above the forward one's lower end;
-                // when the forward one meets the threshold, the reverse one must too.
+                // when the forward one meets the threshold (so its lower end is below
+                // it), the reverse one must meet it too.
                 let below = if a.upper <= threshold {
-                    threshold.max(a.lower)
+                    threshold
                 } else {
                     a.lower
                 };

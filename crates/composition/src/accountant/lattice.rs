@@ -74,11 +74,16 @@ impl LogDense {
     /// `ln m = lm`: the share `w = m/(P(1 − e^{−Δ}))` goes up, the rest stays; masses
     /// inflated by `infl` (log); `ln_dm = ln(1 − e^{−Δ})`.
     fn split_cell(&mut self, j: i64, lp: f64, lm: f64, ln_dm: f64, infl: f64) {
+        self.split_wide(j, 1, lp, lm, ln_dm, infl);
+    }
+
+    /// [`Self::split_cell`] of the cell `(jΔ, (j+k)Δ]`, `ln_dm = ln(1 − e^{−kΔ})`.
+    fn split_wide(&mut self, j: i64, k: i64, lp: f64, lm: f64, ln_dm: f64, infl: f64) {
         if lp == f64::NEG_INFINITY {
             return;
         }
         let lw = (lm - lp - ln_dm).min(0.0);
-        self.push(j + 1, lp + lw + infl);
+        self.push(j + k, lp + lw + infl);
         let rest = if lw == f64::NEG_INFINITY {
             0.0
         } else {
@@ -136,17 +141,32 @@ impl LogDense {
 
 /// Cells of the atomless part of a law on the grid `jΔ`, computed once and shared by
 /// both sides of the bracket ([`Lattice::pessimistic_from`], [`Lattice::optimistic_from`]).
+/// A cell spans one grid step, or several where the law is graded (docs/accountant.md
+/// §3.3: far tails that carry almost none of the tilted mass): both sides stay valid for
+/// any partition whose edges are grid points.
 #[derive(Debug, Clone)]
 pub struct GridCells {
     step: f64,
-    /// `(a, ln P, ln m)` for each cell `(a, a + Δ]`, from index `first` on, with the range
-    /// and its cut masses, and `ln P(cap < L ≤ hi)` of a cap below the range's top (`−∞`
-    /// without); `None` for a purely atomic law.
+    /// The cells, the range and its cut masses, and `ln P(cap < L ≤ hi)` of a cap below
+    /// the range's top (`−∞` without); `None` for a purely atomic law.
     cells: Option<Cells>,
 }
 
-/// `(cells (a, ln P, ln m), first index, range, ln P of the capped part)`.
-type Cells = (Vec<(f64, f64, f64)>, i64, ContinuousRange, f64);
+/// One cell `(jΔ, (j + k)Δ]` with `ln P` and `ln m` (docs/accountant.md §3).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Cell {
+    /// Grid index of the lower edge.
+    pub j: i64,
+    /// Width in grid steps (≥ 1).
+    pub k: i64,
+    /// `ln P(I)`.
+    pub lp: f64,
+    /// `ln m(I)`.
+    pub lm: f64,
+}
+
+/// `(cells, first grid index, range, ln P of the capped part)`.
+type Cells = (Vec<Cell>, i64, ContinuousRange, f64);
 
 /// Cells computed by one call of `LossLaw::cells` (the unit of parallel work).
 const CELL_CHUNK: usize = 1 << 14;
@@ -154,82 +174,135 @@ const CELL_CHUNK: usize = 1 << 14;
 /// Chunks computed between two cancellation points.
 const CELL_BLOCK_CHUNKS: usize = 16;
 
+/// The kept range of a law's atomless part on the step `d`: the range (its top lowered
+/// to a cap's grid point), `ln P` of the capped part, and the first and last grid
+/// indices `ia < ib`; `None` for a purely atomic law.
+pub(crate) type Cut = Option<(ContinuousRange, f64, i64, i64)>;
+
+/// The range [`GridCells`] covers (see [`Cut`]); errors when it exceeds `max_len` bins.
+pub(crate) fn cut(
+    law: &dyn LossLaw,
+    d: f64,
+    ln_tail: f64,
+    max_len: usize,
+    cap: f64,
+) -> Result<Cut> {
+    let Some(mut range) = law.continuous_range(ln_tail) else {
+        return Ok(None);
+    };
+    // A cap below the range's top: the mass of (cap, hi] is returned apart, and the grid
+    // stops at the cap's grid point.
+    let mut capped = f64::NEG_INFINITY;
+    if cap < range.hi {
+        let top = (floor_index(cap.max(range.lo), d)? as f64 * d).max(range.lo);
+        if top < range.hi {
+            capped = law.cell(top, range.hi).0;
+            range.hi = top;
+        }
+    }
+    let ia = floor_index(range.lo, d)?;
+    let ib = floor_index(range.hi, d)? + 1;
+    if (ib - ia) as u64 > max_len as u64 {
+        return Err(out_of_range(
+            "loss support / grid step (bins)",
+            (ib - ia) as f64,
+            "at most the bin budget: the loss law spans too many grid steps (its range is too \
+             wide for the resolution its scale needs, or the scales in the list differ too much)",
+        ));
+    }
+    Ok(Some((range, capped, ia, ib)))
+}
+
+/// `(ln P, ln m)` of the cells between consecutive grid indices of `edges` (step `d`),
+/// split between the available cores in chunks that do not depend on their number, and
+/// charged as work block by block (docs/accountant.md §6.1).
+pub(crate) fn cells_between(law: &dyn LossLaw, edges: &[i64], d: f64) -> Result<Vec<(f64, f64)>> {
+    let edges: Vec<f64> = edges.iter().map(|&j| j as f64 * d).collect();
+    let n_cells = edges.len().saturating_sub(1);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Chunks of CELL_CHUNK cells sharing their boundary edges, the same on every machine
+    // (a law may warm-start each cell from the one before: nothing may hang on the number
+    // of cores); the chunks of a block go to the cores, and each block is a cancellation
+    // point charged its cells as work.
+    let chunks: Vec<(usize, usize)> = (0..n_cells)
+        .step_by(CELL_CHUNK)
+        .map(|a| (a, (a + CELL_CHUNK).min(n_cells)))
+        .collect();
+    let mut cells = Vec::with_capacity(n_cells);
+    for block in chunks.chunks(CELL_BLOCK_CHUNKS) {
+        super::work::charge((block[block.len() - 1].1 - block[0].0) as u64)?;
+        let run = |part: &[(usize, usize)]| -> Vec<(f64, f64)> {
+            part.iter()
+                .flat_map(|&(a, b)| law.cells(&edges[a..=b]))
+                .collect()
+        };
+        if threads == 1 || block.len() == 1 {
+            cells.extend(run(block));
+            continue;
+        }
+        let per = block.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = block
+                .chunks(per)
+                .map(|part| s.spawn(move || run(part)))
+                .collect();
+            for h in handles {
+                cells.extend(h.join().expect("cell thread"));
+            }
+        });
+    }
+    Ok(cells)
+}
+
 impl GridCells {
-    /// The cells of `law` on the step `d`, its atomless part cut where each tail has mass
-    /// below `e^{ln_tail}` and its losses above `cap` set apart; errors when they would
-    /// exceed `max_len` bins. Large grids are split between the available cores in
-    /// chunks that do not depend on their number.
+    /// The cells of `law` on the step `d`, one a grid step, its atomless part cut where
+    /// each tail has mass below `e^{ln_tail}` and its losses above `cap` set apart; errors
+    /// when they would exceed `max_len` bins.
     pub fn new(law: &dyn LossLaw, d: f64, ln_tail: f64, max_len: usize, cap: f64) -> Result<Self> {
-        let Some(mut range) = law.continuous_range(ln_tail) else {
+        let c = cut(law, d, ln_tail, max_len, cap)?;
+        let edges = c.map(|(_, _, ia, ib)| (ia..=ib).collect::<Vec<i64>>());
+        Self::on_edges(law, d, c, edges.as_deref())
+    }
+
+    /// The cells of `law` between consecutive grid indices of `edges` (from the cut's
+    /// first index to its last) on the range `cut`.
+    pub(crate) fn on_edges(
+        law: &dyn LossLaw,
+        d: f64,
+        cut: Cut,
+        edges: Option<&[i64]>,
+    ) -> Result<Self> {
+        let (Some((range, capped, ia, _)), Some(edges)) = (cut, edges) else {
             return Ok(Self {
                 step: d,
                 cells: None,
             });
         };
-        // A cap below the range's top: the mass of (cap, hi] is returned apart (see
-        // `Capped`), and the grid stops at the cap's grid point.
-        let mut capped = f64::NEG_INFINITY;
-        if cap < range.hi {
-            let top = (floor_index(cap.max(range.lo), d)? as f64 * d).max(range.lo);
-            if top < range.hi {
-                capped = law.cell(top, range.hi).0;
-                range.hi = top;
-            }
-        }
-        let (lo, hi) = (range.lo, range.hi);
-        let ia = floor_index(lo, d)?;
-        let ib = floor_index(hi, d)? + 1;
-        if (ib - ia) as u64 > max_len as u64 {
-            return Err(out_of_range(
-                "loss support / grid step (bins)",
-                (ib - ia) as f64,
-                "at most the bin budget: the loss law spans too many grid steps (its range is too \
-                 wide for the resolution its scale needs, or the scales in the list differ too much)",
-            ));
-        }
-        let edges: Vec<f64> = (ia..=ib).map(|j| j as f64 * d).collect();
-        let n_cells = edges.len() - 1;
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        // Chunks of CELL_CHUNK cells sharing their boundary edges, the same on every
-        // machine (a law may warm-start each cell from the one before: nothing may hang
-        // on the number of cores); the chunks of a block go to the cores, and each block
-        // is a cancellation point charged its cells as work (docs/accountant.md §6.1).
-        let chunks: Vec<(usize, usize)> = (0..n_cells)
-            .step_by(CELL_CHUNK)
-            .map(|a| (a, (a + CELL_CHUNK).min(n_cells)))
-            .collect();
-        let mut cells = Vec::with_capacity(n_cells);
-        for block in chunks.chunks(CELL_BLOCK_CHUNKS) {
-            super::work::charge((block[block.len() - 1].1 - block[0].0) as u64)?;
-            let run = |part: &[(usize, usize)]| -> Vec<(f64, f64)> {
-                part.iter()
-                    .flat_map(|&(a, b)| law.cells(&edges[a..=b]))
-                    .collect()
-            };
-            if threads == 1 || block.len() == 1 {
-                cells.extend(run(block));
-                continue;
-            }
-            let per = block.len().div_ceil(threads);
-            std::thread::scope(|s| {
-                let handles: Vec<_> = block
-                    .chunks(per)
-                    .map(|part| s.spawn(move || run(part)))
-                    .collect();
-                for h in handles {
-                    cells.extend(h.join().expect("cell thread"));
-                }
-            });
-        }
-        let out = cells
-            .into_iter()
-            .enumerate()
-            .map(|(i, (lp, lm))| (edges[i], lp, lm))
+        let values = cells_between(law, edges, d)?;
+        let out = edges
+            .windows(2)
+            .zip(values)
+            .map(|(e, (lp, lm))| Cell {
+                j: e[0],
+                k: e[1] - e[0],
+                lp,
+                lm,
+            })
             .collect();
         Ok(Self {
             step: d,
             cells: Some((out, ia, range, capped)),
         })
+    }
+
+    /// Number of cells (0 for a purely atomic law).
+    pub fn len(&self) -> usize {
+        self.cells.as_ref().map_or(0, |c| c.0.len())
+    }
+
+    /// Whether there are no cells (a purely atomic law).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -272,8 +345,14 @@ impl Lattice {
         let mut ln_inf = law.ln_inf_mass() + infl;
         let ln_dm = (-(-d).exp_m1()).ln(); // ln(1 − e^{−Δ})
         if let Some((cells, ia, range, capped)) = &grid.cells {
-            for (i, &(_, lp, lm)) in cells.iter().enumerate() {
-                dense.split_cell(ia + i as i64, lp, lm, ln_dm, infl);
+            for c in cells {
+                if c.k == 1 {
+                    dense.split_cell(c.j, c.lp, c.lm, ln_dm, infl);
+                } else {
+                    // A graded cell: the same split between its two grid ends.
+                    let ln_dmk = (-(-(c.k as f64 * d)).exp_m1()).ln();
+                    dense.split_wide(c.j, c.k, c.lp, c.lm, ln_dmk, infl);
+                }
             }
             // Tails: below the grid up to its first point, above it (and above a cap) to +∞.
             dense.push(*ia, range.ln_below);
@@ -348,17 +427,18 @@ impl Lattice {
             if *capped > f64::NEG_INFINITY {
                 items.push((range.hi, capped + defl));
             }
-            for &(a, lp, lm) in cells {
-                if lp == f64::NEG_INFINITY {
+            for c in cells {
+                if c.lp == f64::NEG_INFINITY {
                     continue;
                 }
-                let r = (lm - lp).exp().min(1.0); // m/P = 1 − e^{a − x}
+                let (a, b) = (c.j as f64 * d, (c.j + c.k) as f64 * d);
+                let r = (c.lm - c.lp).exp().min(1.0); // m/P = 1 − e^{a − x}
                 let x = if r >= 1.0 {
-                    a + d
+                    b
                 } else {
-                    (a - (-r).ln_1p()).min(a + d)
+                    (a - (-r).ln_1p()).min(b)
                 };
-                items.push((x, lp + defl));
+                items.push((x, c.lp + defl));
             }
         }
         // The kept range starts at the lowest cell or non-negligible atom: a purely
@@ -547,6 +627,7 @@ mod tests {
         let d = law.loss_scale() / 64.0;
         let g = GridCells::new(&law, d, -40.0, 1 << 22, f64::INFINITY).unwrap();
         let (cells, ia, _, _) = g.cells.as_ref().unwrap();
+        assert!(cells.iter().all(|c| c.k == 1));
         assert!(
             cells.len() > 2 * CELL_CHUNK,
             "{} cells: not chunked",
@@ -557,7 +638,7 @@ mod tests {
             .collect();
         let one = law.cells(&edges);
         for (i, (c, o)) in cells.iter().zip(&one).enumerate() {
-            assert_eq!((c.1, c.2), *o, "cell {i}");
+            assert_eq!((c.lp, c.lm), *o, "cell {i}");
         }
         let p = Lattice::pessimistic_from(&law, &g, -40.0, 1 << 22).unwrap();
         let q = Lattice::optimistic_from(&law, &g, -40.0, 1 << 22).unwrap();

@@ -59,6 +59,12 @@ pub trait LossLaw: Send + Sync + std::fmt::Debug {
     fn pilot_step(&self) -> bool {
         true
     }
+    /// Whether this law's cells may be graded (docs/accountant.md §3.3): several grid
+    /// steps wide where its mass under the question's tilt is negligible (a long, light
+    /// tail far wider than the body the step resolves).
+    fn graded(&self) -> bool {
+        false
+    }
 }
 
 /// The range of the atomless part kept on the grid, and bounds on what is cut.

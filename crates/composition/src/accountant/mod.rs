@@ -42,6 +42,7 @@
 
 pub mod allocation;
 pub(crate) mod fft;
+mod graded;
 mod jump;
 pub mod lattice;
 pub mod law;
@@ -57,6 +58,7 @@ pub mod tilted;
 pub mod tradeoff;
 pub mod work;
 
+use graded::Focus;
 pub use lattice::{GridCells, Lattice};
 pub use law::{
     BoundedNoiseLaw, ClippedLaplaceLaw, ContinuousRange, DiscreteLaw, GaussianLaw, LossLaw,
@@ -268,12 +270,41 @@ impl Accountant {
     }
 
     /// Each law's cells on the grid `d`, its atomless losses above `cap` set apart
-    /// (computed once for both sides of the bracket).
-    fn grid_cells(&self, d: f64, t: f64, cap: f64) -> Result<Vec<GridCells>> {
+    /// (computed once for both sides of the bracket): one step wide, or graded for the
+    /// question `focus` where a law asks for it ([`LossLaw::graded`], docs/accountant.md
+    /// §3.3).
+    fn grid_cells(&self, d: f64, t: f64, cap: f64, focus: Focus) -> Result<Vec<GridCells>> {
         self.work.metered(|| {
+            if focus == Focus::Uniform || !self.parts.iter().any(|p| p.0.graded()) {
+                return self
+                    .parts
+                    .iter()
+                    .map(|(law, _)| GridCells::new(law.as_ref(), d, t, self.max_bins, cap))
+                    .collect();
+            }
+            // First pass: blocks of every law, for the composition's tilt.
+            let blocks = self
+                .parts
+                .iter()
+                .map(|(law, _)| graded::Blocks::new(law.as_ref(), d, t, self.max_bins, cap))
+                .collect::<Result<Vec<_>>>()?;
+            let points: Vec<(Vec<(f64, f64)>, f64)> = self
+                .parts
+                .iter()
+                .zip(&blocks)
+                .map(|((law, c), b)| (graded::points(law.as_ref(), b), *c as f64))
+                .collect();
+            let lambda = graded::tilt(&points, focus);
             self.parts
                 .iter()
-                .map(|(law, _)| GridCells::new(law.as_ref(), d, t, self.max_bins, cap))
+                .zip(&blocks)
+                .map(|((law, _), b)| {
+                    if law.graded() {
+                        b.graded(law.as_ref(), lambda)
+                    } else {
+                        GridCells::new(law.as_ref(), d, t, self.max_bins, cap)
+                    }
+                })
                 .collect()
         })
     }
@@ -545,7 +576,8 @@ impl Accountant {
     }
 
     fn eps_step(&self, ln_delta: f64, step: f64, tail: f64) -> Result<(f64, f64)> {
-        self.both_sides(step, tail, f64::INFINITY, |f, upper| {
+        let focus = Focus::Epsilon(ln_delta);
+        self.both_sides(step, tail, f64::INFINITY, focus, |f, upper| {
             let q = EpsQuestion {
                 ln_target: ln_delta,
                 upper,
@@ -576,7 +608,7 @@ impl Accountant {
         cap: f64,
         ln_hint: f64,
     ) -> Result<(f64, f64)> {
-        self.both_sides(step, tail, cap, |f, upper| {
+        self.both_sides(step, tail, cap, Focus::Delta(eps), |f, upper| {
             let q = DeltaQuestion {
                 eps,
                 upper,
@@ -601,9 +633,10 @@ impl Accountant {
         step: f64,
         tail: f64,
         cap: f64,
+        focus: Focus,
         ask: impl Fn(&[Factor], bool) -> Result<f64> + Sync,
     ) -> Result<(f64, f64)> {
-        let grids = self.grid_cells(step, tail, cap)?;
+        let grids = self.grid_cells(step, tail, cap, focus)?;
         let side = |upper: bool| -> Result<f64> {
             self.work.metered(|| {
                 let lats = self.side_lattices(&grids, upper, tail)?;

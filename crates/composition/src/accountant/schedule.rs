@@ -27,7 +27,7 @@ pub struct Segment {
 pub const MAX_SEGMENTS: usize = 1_000_000;
 
 /// Most distinct `(σ, q)` pairs accounted exactly; beyond, the lattice of the module doc.
-pub const MAX_EXACT_LAWS: usize = 128;
+pub const MAX_EXACT_LAWS: usize = 256;
 
 /// A schedule file's error: the 1-based line, the key (column) and what is allowed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -125,8 +125,10 @@ pub(crate) struct Cumulants<'a> {
     tables: Vec<BlockTable>,
 }
 
-/// One lattice's table: per block `(first index, M_b)`, and the scaled masses.
-type BlockTable = (Vec<(usize, f64)>, Vec<f64>);
+/// One lattice's table: per block `(first index, M_b, first and end positions in the
+/// entries)`, and the block's nonzero scaled masses `(offset in the block, mass)` (graded
+/// cells leave most of a far tail's bins empty: they are not visited).
+type BlockTable = (Vec<(usize, f64, usize, usize)>, Vec<(u8, f64)>);
 
 impl<'a> Cumulants<'a> {
     /// The tables of `factors` (one exponential per entry).
@@ -136,19 +138,23 @@ impl<'a> Cumulants<'a> {
             .map(|f| {
                 let lp = &f.law.ln_pmf;
                 let mut blocks = Vec::with_capacity(lp.len().div_ceil(CGF_BLOCK));
-                let mut w = vec![0.0; lp.len()];
+                let mut w = Vec::new();
                 for start in (0..lp.len()).step_by(CGF_BLOCK) {
                     let end = (start + CGF_BLOCK).min(lp.len());
                     let m = lp[start..end]
                         .iter()
                         .copied()
                         .fold(f64::NEG_INFINITY, f64::max);
+                    let first = w.len();
                     if m > f64::NEG_INFINITY {
-                        for i in start..end {
-                            w[i] = (lp[i] - m).exp();
+                        for (j, &l) in lp[start..end].iter().enumerate() {
+                            let v = (l - m).exp();
+                            if v != 0.0 {
+                                w.push((j as u8, v));
+                            }
                         }
                     }
-                    blocks.push((start, m));
+                    blocks.push((start, m, first, w.len()));
                 }
                 (blocks, w)
             })
@@ -175,7 +181,7 @@ impl<'a> Cumulants<'a> {
             let top = blocks
                 .iter()
                 .filter(|b| b.1 > f64::NEG_INFINITY)
-                .map(|&(start, m)| {
+                .map(|&(start, m, _, _)| {
                     let end = (start + CGF_BLOCK).min(n) - 1;
                     m + (theta * x(start)).max(theta * x(end))
                 })
@@ -185,9 +191,16 @@ impl<'a> Cumulants<'a> {
                 out.0 += c * f64::NEG_INFINITY;
                 continue;
             }
+            // Powers of e^{θΔ} by successive products, as a running product would give.
             let r = (theta * d).exp();
+            let mut pw = [0.0f64; CGF_BLOCK];
+            let mut p = 1.0;
+            for v in pw.iter_mut() {
+                *v = p;
+                p *= r;
+            }
             let (mut s0, mut s1, mut s2) = (0.0, 0.0, 0.0);
-            for &(start, m) in blocks {
+            for &(start, m, first, last) in blocks {
                 if m == f64::NEG_INFINITY {
                     continue;
                 }
@@ -198,16 +211,13 @@ impl<'a> Cumulants<'a> {
                 if t0 < -746.0 - CGF_BLOCK_SPAN {
                     continue;
                 }
-                let end = (start + CGF_BLOCK).min(n);
                 let (mut a0, mut a1, mut a2) = (0.0, 0.0, 0.0);
-                let mut p = 1.0;
-                for (j, &wj) in w[start..end].iter().enumerate() {
-                    let t = wj * p;
+                for &(j, wj) in &w[first..last] {
+                    let t = wj * pw[j as usize];
                     let jf = j as f64;
                     a0 += t;
                     a1 += t * jf;
                     a2 += t * jf * jf;
-                    p *= r;
                 }
                 let g = t0.exp();
                 // Σ t x = x0 Σ t + d Σ j t; Σ t x² = x0² Σ t + 2 x0 d Σ j t + d² Σ j² t.
@@ -751,6 +761,12 @@ impl TiltedSum {
             }
             let e_dir = 10.0 * U * l1;
             for (k, z) in buf.iter().enumerate() {
+                // A frequency already below e^{−800} stays negligible (every later factor
+                // has |A| ≤ 1 + e): it is left dead, its magnitude not even computed
+                // (after a factor used thousands of times, most of the spectrum).
+                if lmag[k] < -800.0 {
+                    continue;
+                }
                 let e = if !exact.is_empty() && exact[k] {
                     e_dir
                 } else {

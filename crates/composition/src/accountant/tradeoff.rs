@@ -13,6 +13,7 @@
 //! maximum over the lattice, computed exactly up to a stated round-off.
 
 use super::fft::U;
+use super::graded::Focus;
 use super::lattice::{GridCells, Lattice};
 use super::tilted;
 use super::{compose, Accountant};
@@ -61,7 +62,8 @@ impl Accountant {
             .fold(1.0, f64::min);
         let cap = self.loss_cap(a_min);
         let step = self.initial_step(self.accuracy.unwrap_or(1e-4));
-        let grids = self.grid_cells(step, self.ln_tail(LN_TAIL_MASS + 12.0), cap)?;
+        let grids =
+            self.grid_cells(step, self.ln_tail(LN_TAIL_MASS + 12.0), cap, Focus::Uniform)?;
         let (lo_lat, hi_lat) = std::thread::scope(|s| {
             let h = s.spawn(|| self.composed_lattice(&grids, false));
             let hi = self.composed_lattice(&grids, true);
@@ -102,7 +104,7 @@ impl Accountant {
         let step = self.initial_step(self.accuracy.unwrap_or(1e-4));
         let tail = self.ln_tail(LN_TAIL_MASS + 12.0);
         let mut mu = 0.0;
-        let grids = self.grid_cells(step, tail, cap)?;
+        let grids = self.grid_cells(step, tail, cap, Focus::Uniform)?;
         for upper in [false, true] {
             let lats = self.side_lattices(&grids, upper, tail)?;
             let (_, k, v) = tilted::total_cgf(&self.factors(&lats), 0.0);

@@ -30,7 +30,7 @@
 //! A series may be a whole schedule instead of one SPEC: `{ key = "warmup", schedule =
 //! "warmup.csv" }` (a CSV with the header `sigma,q,count`, one segment of
 //! Poisson-subsampled Gaussian steps a row, the path relative to the manifest), accounted
-//! as `dpw account --schedule` does (docs/accountant.md §2.8: up to 128 distinct (σ, q)
+//! as `dpw account --schedule` does (docs/accountant.md §2.8: up to 256 distinct (σ, q)
 //! exactly, beyond that each end from the schedule rounded onto a lattice on its side);
 //! with `vary = "count"` the grid value repeats the whole schedule (e.g. epochs). Only the
 //! certified accountant (`"pld"`, `"lower_bound"`) takes a schedule.

@@ -18,7 +18,7 @@
 //! `η` = [`SHARE`]: the graded cells add at most a fraction η to the discretisation's
 //! second-order error in this model.
 
-use super::lattice::{cells_between, cut, Cut, GridCells};
+use super::lattice::{cells_between, cut, merged_loss, Cut, GridCells};
 use super::law::{log_add, LossLaw};
 use crate::error::Result;
 
@@ -83,16 +83,7 @@ impl Blocks {
             .windows(2)
             .zip(&self.values)
             .filter(|(_, v)| v.0 > f64::NEG_INFINITY)
-            .map(|(e, &(lp, lm))| {
-                let (a, b) = (e[0] as f64 * d, e[1] as f64 * d);
-                let r = (lm - lp).exp().min(1.0);
-                let x = if r >= 1.0 {
-                    b
-                } else {
-                    (a - (-r).ln_1p()).min(b)
-                };
-                (x, lp)
-            })
+            .map(|(e, &(lp, lm))| (merged_loss(e[0] as f64 * d, e[1] as f64 * d, lp, lm), lp))
             .collect()
     }
 
@@ -128,14 +119,7 @@ fn graded_edges(blocks: &[i64], values: &[(f64, f64)], d: f64, lambda: f64) -> V
             if lp == f64::NEG_INFINITY {
                 return f64::NEG_INFINITY;
             }
-            let (a, b) = (e[0] as f64 * d, e[1] as f64 * d);
-            let r = (lm - lp).exp().min(1.0);
-            let x = if r >= 1.0 {
-                b
-            } else {
-                (a - (-r).ln_1p()).min(b)
-            };
-            lp + lambda * x
+            lp + lambda * merged_loss(e[0] as f64 * d, e[1] as f64 * d, lp, lm)
         })
         .collect();
     let ln_total = ln_w.iter().fold(f64::NEG_INFINITY, |s, &w| log_add(s, w));

@@ -431,13 +431,7 @@ impl Lattice {
                 if c.lp == f64::NEG_INFINITY {
                     continue;
                 }
-                let (a, b) = (c.j as f64 * d, (c.j + c.k) as f64 * d);
-                let r = (c.lm - c.lp).exp().min(1.0); // m/P = 1 − e^{a − x}
-                let x = if r >= 1.0 {
-                    b
-                } else {
-                    (a - (-r).ln_1p()).min(b)
-                };
+                let x = merged_loss(c.j as f64 * d, (c.j + c.k) as f64 * d, c.lp, c.lm);
                 items.push((x, c.lp + defl));
             }
         }
@@ -501,6 +495,17 @@ impl Lattice {
     /// Loss value of entry `i`.
     pub fn loss(&self, i: usize) -> f64 {
         (self.lo + i as i64) as f64 * self.step
+    }
+}
+
+/// The loss `ln(P(I)/Q(I)) = a − ln(1 − m/P)` at which the cell `(a, b]` with `ln P = lp`
+/// and `ln m = lm` is merged into one atom, kept within the cell against rounding.
+pub(crate) fn merged_loss(a: f64, b: f64, lp: f64, lm: f64) -> f64 {
+    let r = (lm - lp).exp().min(1.0); // m/P = 1 − e^{a − x}
+    if r >= 1.0 {
+        b
+    } else {
+        (a - (-r).ln_1p()).min(b)
     }
 }
 

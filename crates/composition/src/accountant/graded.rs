@@ -23,7 +23,7 @@ use super::law::{log_add, LossLaw};
 use crate::error::Result;
 
 /// Grid steps of a block of the first pass (and the widest graded cell).
-pub(crate) const BLOCK: i64 = 64;
+const BLOCK: i64 = 64;
 
 /// η: the share of the one-step discretisation's second-order error the graded cells may
 /// add in all.
@@ -40,12 +40,14 @@ pub(crate) enum Focus {
     Delta(f64),
 }
 
-/// A law's first pass: its range on the grid and one cell a block.
+/// A law's first pass: its range on the grid and one cell a block, as the block's merged
+/// point `(loss, ln P)` (`a − ln(1 − m/P)`, its likelihood ratio's log, inside the block;
+/// `ln P = −∞` for a block without mass).
 pub(crate) struct Blocks {
     step: f64,
     cut: Cut,
     edges: Vec<i64>,
-    values: Vec<(f64, f64)>,
+    merged: Vec<(f64, f64)>,
 }
 
 impl Blocks {
@@ -67,33 +69,25 @@ impl Blocks {
         } else {
             Vec::new()
         };
+        let merged = edges
+            .windows(2)
+            .zip(values)
+            .map(|(e, (lp, lm))| (merged_loss(e[0] as f64 * d, e[1] as f64 * d, lp, lm), lp))
+            .collect();
         Ok(Self {
             step: d,
             cut: c,
             edges,
-            values,
+            merged,
         })
-    }
-
-    /// `(loss, ln P)` of each block's merged point `a − ln(1 − m/P)` (its likelihood
-    /// ratio's log, inside the block).
-    fn points(&self) -> Vec<(f64, f64)> {
-        let d = self.step;
-        self.edges
-            .windows(2)
-            .zip(&self.values)
-            .filter(|(_, v)| v.0 > f64::NEG_INFINITY)
-            .map(|(e, &(lp, lm))| (merged_loss(e[0] as f64 * d, e[1] as f64 * d, lp, lm), lp))
-            .collect()
     }
 
     /// The graded cells of `law` (the law these blocks were computed for) at tilt `lambda`.
     pub(crate) fn graded(&self, law: &dyn LossLaw, lambda: f64) -> Result<GridCells> {
-        if self.cut.is_none() {
-            return GridCells::on_edges(law, self.step, self.cut, None);
-        }
-        let edges = graded_edges(&self.edges, &self.values, self.step, lambda);
-        GridCells::on_edges(law, self.step, self.cut, Some(&edges))
+        let edges = self
+            .cut
+            .map(|_| graded_edges(&self.edges, &self.merged, lambda));
+        GridCells::on_edges(law, self.step, self.cut, edges.as_deref())
     }
 }
 
@@ -109,17 +103,17 @@ fn block_edges(ia: i64, ib: i64) -> Vec<i64> {
     out
 }
 
-/// The edges of the graded partition: each block cut into cells of the widest
-/// power-of-two width its tilted weight allows (module docs).
-fn graded_edges(blocks: &[i64], values: &[(f64, f64)], d: f64, lambda: f64) -> Vec<i64> {
-    let ln_w: Vec<f64> = blocks
-        .windows(2)
-        .zip(values)
-        .map(|(e, &(lp, lm))| {
+/// The edges of the graded partition: each block (edges `blocks`, merged points `merged`)
+/// cut into cells of the widest power-of-two width its tilted weight allows (module docs).
+fn graded_edges(blocks: &[i64], merged: &[(f64, f64)], lambda: f64) -> Vec<i64> {
+    let ln_w: Vec<f64> = merged
+        .iter()
+        .map(|&(x, lp)| {
             if lp == f64::NEG_INFINITY {
-                return f64::NEG_INFINITY;
+                f64::NEG_INFINITY
+            } else {
+                lp + lambda * x
             }
-            lp + lambda * merged_loss(e[0] as f64 * d, e[1] as f64 * d, lp, lm)
         })
         .collect();
     let ln_total = ln_w.iter().fold(f64::NEG_INFINITY, |s, &w| log_add(s, w));
@@ -218,7 +212,12 @@ pub(crate) fn tilt(parts: &[(Vec<(f64, f64)>, f64)], focus: Focus) -> f64 {
 
 /// The points of a law for [`tilt`]: its blocks' merged points and its finite atoms.
 pub(crate) fn points(law: &dyn LossLaw, blocks: &Blocks) -> Vec<(f64, f64)> {
-    let mut p = blocks.points();
+    let mut p: Vec<(f64, f64)> = blocks
+        .merged
+        .iter()
+        .copied()
+        .filter(|m| m.1 > f64::NEG_INFINITY)
+        .collect();
     p.extend(
         law.atoms()
             .into_iter()

@@ -21,7 +21,9 @@
 //! factor; the pour merges about two cells), so unlike rounding every loss up, they do
 //! not accumulate like `kΔ` over a k-fold composition.
 
-use super::law::{log_add, ContinuousRange, LossLaw, CELL_REL_ERR};
+use super::law::{
+    chain_rounding, ln_round, log_add, position_round, ContinuousRange, LossLaw, CELL_REL_ERR,
+};
 use crate::error::{out_of_range, Result};
 
 /// A discretised P-law of a loss: `ln P(L = jΔ)` for `j ∈ [lo, lo + len)`, and
@@ -42,6 +44,30 @@ pub struct Lattice {
 /// factors stay exact in `i128` and `f64` loss values stay well resolved.
 const MAX_INDEX: f64 = 1e12;
 
+/// `x − jΔ` for the real loss `x = x_hi + x_lo` (`x_lo` exact: a product's `fma`
+/// remainder, or 0) and the real grid point `jΔ`, and a bound on its error: `jΔ` as a
+/// rounded product and its exact remainder, then three rounded differences and sums,
+/// each within `u` of its own result (the first is exact when `x` and `jΔ` are within a
+/// factor 2, and all are when the atom is exactly on the point: the bound is then 0).
+fn grid_gap(x_hi: f64, x_lo: f64, j: i64, d: f64) -> (f64, f64) {
+    let jf = j as f64;
+    let a = jf * d;
+    let a_lo = jf.mul_add(d, -a);
+    let h = x_hi - a;
+    let l = x_lo - a_lo;
+    let g = h + l;
+    let e = 1.25 * (f64::EPSILON / 2.0) * (h.abs() + l.abs() + g.abs());
+    (g, e)
+}
+
+/// A bound on the error of a cell's share `m/(P(1 − e^{−kΔ}))` from positions: the
+/// quadrature forms `1 − e^{a − ℓ}` at nodes rounded by `u|ℓ|` ([`position_round`] of
+/// the edges), an absolute error of `m/P`.
+fn cell_share_error(j: i64, k: i64, d: f64, ln_dm: f64) -> f64 {
+    let edge = (j.unsigned_abs() + k.unsigned_abs()) as f64 * d;
+    position_round(edge) / ln_dm.exp()
+}
+
 /// `j` with `jΔ ≤ x < (j+1)Δ` in floating point.
 fn floor_index(x: f64, d: f64) -> Result<i64> {
     let r = (x / d).floor();
@@ -61,50 +87,121 @@ fn floor_index(x: f64, d: f64) -> Result<i64> {
 /// Accumulates log-masses at grid indices.
 struct LogDense {
     entries: Vec<(i64, f64)>,
+    /// The side: masses are raised by their rounding slack (pessimistic) or lowered
+    /// (optimistic).
+    up: bool,
 }
 
 impl LogDense {
+    fn new(up: bool, capacity: usize) -> Self {
+        Self {
+            entries: Vec::with_capacity(capacity),
+            up,
+        }
+    }
+
     fn push(&mut self, j: i64, lp: f64) {
         if lp > f64::NEG_INFINITY {
             self.entries.push((j, lp));
         }
     }
 
+    /// `lp` moved to its side by the slack of `ops` roundings of logs up to `mag`.
+    fn outward(&self, lp: f64, ops: f64, mag: f64) -> f64 {
+        let s = ln_round(ops, mag);
+        if self.up {
+            lp + s
+        } else {
+            lp - s
+        }
+    }
+
     /// Connect-the-dots split of the cell `(jΔ, (j+1)Δ]` with `ln P = lp` and
     /// `ln m = lm`: the share `w = m/(P(1 − e^{−Δ}))` goes up, the rest stays; masses
     /// inflated by `infl` (log); `ln_dm = ln(1 − e^{−Δ})`.
-    fn split_cell(&mut self, j: i64, lp: f64, lm: f64, ln_dm: f64, infl: f64) {
-        self.split_wide(j, 1, lp, lm, ln_dm, infl);
+    fn split_cell(&mut self, j: i64, lp: f64, lm: f64, ln_dm: f64, infl: f64, w_pos: f64) {
+        self.split_wide(j, 1, lp, lm, ln_dm, infl, w_pos);
     }
 
     /// [`Self::split_cell`] of the cell `(jΔ, (j+k)Δ]`, `ln_dm = ln(1 − e^{−kΔ})`.
-    fn split_wide(&mut self, j: i64, k: i64, lp: f64, lm: f64, ln_dm: f64, infl: f64) {
+    ///
+    /// Rounding (docs/accountant.md §5): the share going up is raised by `w_pos`, a bound
+    /// on its error from positions (a cell's `m` comes from `1 − e^{a − ℓ}` at rounded
+    /// quadrature nodes: [`cell_share_error`]), the rest keeps the total, and both masses
+    /// get the log-space slack of the logs involved. More mass up and no less in all can
+    /// only raise δ.
+    #[allow(clippy::too_many_arguments)]
+    fn split_wide(&mut self, j: i64, k: i64, lp: f64, lm: f64, ln_dm: f64, infl: f64, w_pos: f64) {
         if lp == f64::NEG_INFINITY {
             return;
         }
-        let lw = (lm - lp - ln_dm).min(0.0);
-        self.push(j + k, lp + lw + infl);
-        let rest = if lw == f64::NEG_INFINITY {
-            0.0
-        } else {
-            (-lw.exp()).ln_1p()
-        };
-        self.push(j, lp + rest + infl);
+        let r1 = lm - lp;
+        let lw0 = r1 - ln_dm;
+        let lw = lw0.min(0.0);
+        let w_up = (lw.exp() + w_pos).min(1.0);
+        let ln_up = w_up.ln();
+        let s_up = lp + ln_up;
+        let up = s_up + infl;
+        // The inputs' logs (their last rounding), each intermediate result, the result.
+        let r = chain_rounding(&[lp, lm, ln_dm, r1, lw0, ln_up, s_up, up, up]);
+        self.push(j + k, if self.up { up + r } else { up - r });
+        // The rest stays: the total is kept (raising it too would compound over uses).
+        let rest = (-w_up).ln_1p();
+        let s_low = lp + rest;
+        let low = s_low + infl;
+        let r = chain_rounding(&[lp, lm, ln_dm, r1, lw0, ln_up, rest, s_low, low, low]);
+        self.push(j, if self.up { low + r } else { low - r });
     }
 
-    /// An atom `(x, ln p)`: on its grid point if it is one, else split between the two
-    /// neighbouring points keeping its P- and Q-mass.
-    fn split_atom(&mut self, x: f64, lp: f64, d: f64, ln_dm: f64, infl: f64) -> Result<()> {
-        let j = floor_index(x, d)?;
-        let a = j as f64 * d;
-        if a == x {
-            self.push(j, lp + infl);
+    /// An atom `(ln p)` at the real loss `x = x_hi + x_lo` (`x_lo`: the remainder of a
+    /// rounded product, 0 for a loss given as a float): on its grid point if it is exactly
+    /// there, else split between the real grid points `jΔ ≤ x < (j+1)Δ` keeping its P- and
+    /// Q-mass. Its distance to `jΔ` comes from [`grid_gap`] (an exact product remainder,
+    /// error bound `e`) and is taken `e` larger (δ grows with each loss), so the share sent
+    /// up is at least the exact one however the positions round (docs/accountant.md §5).
+    #[allow(clippy::too_many_arguments)]
+    fn split_atom(
+        &mut self,
+        x_hi: f64,
+        x_lo: f64,
+        lp: f64,
+        d: f64,
+        ln_dm: f64,
+        infl: f64,
+    ) -> Result<()> {
+        let mut j = floor_index(x_hi, d)?;
+        let (mut g, mut e) = grid_gap(x_hi, x_lo, j, d);
+        // The largest the real gap can be decides the grid point below.
+        while g + e < 0.0 {
+            j -= 1;
+            (g, e) = grid_gap(x_hi, x_lo, j, d);
+        }
+        loop {
+            let (g1, e1) = grid_gap(x_hi, x_lo, j + 1, d);
+            if g1 + e1 < 0.0 {
+                break;
+            }
+            // The atom may lie at or above (j+1)Δ: measure from there.
+            (j, g, e) = (j + 1, g1, e1);
+        }
+        let gap = g + e;
+        if gap <= 0.0 {
+            // At or below jΔ: all of it there is on the safe side.
+            let m = self.outward(lp + infl, 2.0, lp);
+            self.push(j, m);
         } else {
-            self.split_cell(j, lp, lp + (-(a - x).exp_m1()).ln(), ln_dm, infl);
+            let f = -(-gap).exp_m1();
+            self.split_cell(j, lp, lp + f.ln(), ln_dm, infl, 0.0);
         }
         Ok(())
     }
+
+    /// The lattice of the pushed masses, each grid point's sum in log space moved to this
+    /// side by the slack of its additions (each rounds by at most `u(|v| + 4)` relative to
+    /// the final sum `e^v`: the partial sums lie below it, and `s|ln s|` grows with `s`
+    /// below `1/e`).
     fn finish(self, step: f64, ln_inf: f64, max_len: usize) -> Result<Lattice> {
+        let up = self.up;
         if self.entries.is_empty() {
             return Ok(Lattice {
                 step,
@@ -126,9 +223,20 @@ impl LogDense {
             ));
         }
         let mut v = vec![f64::NEG_INFINITY; len as usize];
+        let mut adds = vec![0u32; len as usize];
         for (j, lp) in self.entries {
-            let s = &mut v[(j - lo) as usize];
-            *s = log_add(*s, lp);
+            let i = (j - lo) as usize;
+            if v[i] > f64::NEG_INFINITY {
+                adds[i] = adds[i].saturating_add(1);
+            }
+            v[i] = log_add(v[i], lp);
+        }
+        for (x, &n) in v.iter_mut().zip(&adds) {
+            if n > 0 && x.is_finite() {
+                // n additions and the slack's own: each within u(|v| + 4).
+                let s = 1.25 * (f64::EPSILON / 2.0) * (n as f64 + 1.0) * (x.abs() + 4.0);
+                *x = if up { *x + s } else { *x - s };
+            }
         }
         Ok(Lattice {
             step,
@@ -339,25 +447,27 @@ impl Lattice {
     ) -> Result<Self> {
         let d = grid.step;
         let infl = CELL_REL_ERR.ln_1p();
-        let mut dense = LogDense {
-            entries: Vec::new(),
-        };
-        let mut ln_inf = law.ln_inf_mass() + infl;
+        let mut dense = LogDense::new(true, 0);
+        // Each log-space sum raised by its rounding slack (docs/accountant.md §5).
+        let raised = |x: f64, ops: f64| x + ln_round(ops, x);
+        let mut ln_inf = raised(law.ln_inf_mass() + infl, 2.0);
         let ln_dm = (-(-d).exp_m1()).ln(); // ln(1 − e^{−Δ})
         if let Some((cells, ia, range, capped)) = &grid.cells {
             for c in cells {
                 if c.k == 1 {
-                    dense.split_cell(c.j, c.lp, c.lm, ln_dm, infl);
+                    let w_pos = cell_share_error(c.j, 1, d, ln_dm);
+                    dense.split_cell(c.j, c.lp, c.lm, ln_dm, infl, w_pos);
                 } else {
                     // A graded cell: the same split between its two grid ends.
                     let ln_dmk = (-(-(c.k as f64 * d)).exp_m1()).ln();
-                    dense.split_wide(c.j, c.k, c.lp, c.lm, ln_dmk, infl);
+                    let w_pos = cell_share_error(c.j, c.k, d, ln_dmk);
+                    dense.split_wide(c.j, c.k, c.lp, c.lm, ln_dmk, infl, w_pos);
                 }
             }
             // Tails: below the grid up to its first point, above it (and above a cap) to +∞.
-            dense.push(*ia, range.ln_below);
-            ln_inf = log_add(ln_inf, range.ln_above);
-            ln_inf = log_add(ln_inf, capped + infl);
+            dense.push(*ia, raised(range.ln_below, 1.0));
+            ln_inf = raised(log_add(ln_inf, range.ln_above), 2.0);
+            ln_inf = raised(log_add(ln_inf, capped + infl), 4.0);
         }
         let lowest = dense.entries.iter().map(|e| e.0).min();
         for (x, p) in law.atoms() {
@@ -368,11 +478,11 @@ impl Lattice {
             // (δ can only grow), so that it does not stretch the grid.
             if let Some(lo_idx) = lowest {
                 if p.ln() < ln_tail && x < lo_idx as f64 * d {
-                    dense.push(lo_idx, p.ln() + infl);
+                    dense.push(lo_idx, raised(p.ln() + infl, 2.0));
                     continue;
                 }
             }
-            dense.split_atom(x, p.ln(), d, ln_dm, infl)?;
+            dense.split_atom(x, 0.0, p.ln(), d, ln_dm, infl)?;
         }
         dense.finish(d, ln_inf, max_len)
     }
@@ -421,18 +531,21 @@ impl Lattice {
     ) -> Result<Self> {
         let d = grid.step;
         let defl = (-CELL_REL_ERR).ln_1p();
+        // Each log-space mass lowered by its rounding slack (docs/accountant.md §5).
+        let lowered = |x: f64, ops: f64| x - ln_round(ops, x);
         // Merged atoms (loss, ln P-mass).
-        let mut items: Vec<(f64, f64)> = Vec::new();
+        let mut items: Vec<Item> = Vec::new();
         if let Some((cells, _, range, capped)) = &grid.cells {
             if *capped > f64::NEG_INFINITY {
-                items.push((range.hi, capped + defl));
+                items.push((range.hi, 0.0, lowered(capped + defl, 2.0)));
             }
             for c in cells {
                 if c.lp == f64::NEG_INFINITY {
                     continue;
                 }
-                let x = merged_loss(c.j as f64 * d, (c.j + c.k) as f64 * d, c.lp, c.lm);
-                items.push((x, c.lp + defl));
+                let (a, b) = (c.j as f64 * d, (c.j + c.k) as f64 * d);
+                let x = merged_loss(a, b, c.lp, c.lm) - merged_loss_error(a, b, c.lp, c.lm);
+                items.push((x, 0.0, lowered(c.lp + defl, 2.0)));
             }
         }
         // The kept range starts at the lowest cell or non-negligible atom: a purely
@@ -452,11 +565,17 @@ impl Lattice {
         for (x, p) in atoms {
             // Negligible atoms far below the kept range are dropped (δ can only shrink).
             if p > 0.0 && !(p.ln() < ln_tail && x < lowest) {
-                items.push((x, p.ln() + defl));
+                items.push((x, 0.0, lowered(p.ln() + defl, 2.0)));
             }
         }
         items.sort_by(|u, v| v.0.total_cmp(&u.0));
-        pour(items, d, law.ln_inf_mass() + defl, max_len, uses)
+        pour(
+            items,
+            d,
+            lowered(law.ln_inf_mass() + defl, 2.0),
+            max_len,
+            uses,
+        )
     }
 
     /// Re-discretises this lattice on a coarser step `d` on the pessimistic side: every
@@ -465,12 +584,13 @@ impl Lattice {
     pub fn coarsen_pessimistic(&self, d: f64, max_len: usize) -> Result<Self> {
         let infl = (8.0 * f64::EPSILON).ln_1p();
         let ln_dm = (-(-d).exp_m1()).ln();
-        let mut dense = LogDense {
-            entries: Vec::with_capacity(2 * self.ln_pmf.len()),
-        };
+        let mut dense = LogDense::new(true, 2 * self.ln_pmf.len());
         for (i, &lp) in self.ln_pmf.iter().enumerate() {
             if lp > f64::NEG_INFINITY {
-                dense.split_atom(self.loss(i), lp, d, ln_dm, infl)?;
+                // The real point (lo + i)·step: its rounded value and remainder.
+                let n = (self.lo + i as i64) as f64;
+                let x = n * self.step;
+                dense.split_atom(x, n.mul_add(self.step, -x), lp, d, ln_dm, infl)?;
             }
         }
         dense.finish(d, self.ln_inf + infl, max_len)
@@ -481,12 +601,17 @@ impl Lattice {
     /// [`Self::optimistic_for_uses`].
     pub fn coarsen_optimistic(&self, d: f64, max_len: usize, uses: u64) -> Result<Self> {
         let defl = (-8.0 * f64::EPSILON).ln_1p();
-        let mut items: Vec<(f64, f64)> = self
+        // Each real point (lo + i)·step as its rounded value and exact remainder.
+        let mut items: Vec<Item> = self
             .ln_pmf
             .iter()
             .enumerate()
             .filter(|(_, &lp)| lp > f64::NEG_INFINITY)
-            .map(|(i, &lp)| (self.loss(i), lp + defl))
+            .map(|(i, &lp)| {
+                let n = (self.lo + i as i64) as f64;
+                let x = n * self.step;
+                (x, n.mul_add(self.step, -x), lp + defl)
+            })
             .collect();
         items.reverse();
         pour(items, d, self.ln_inf + defl, max_len, uses)
@@ -509,45 +634,111 @@ pub(crate) fn merged_loss(a: f64, b: f64, lp: f64, lm: f64) -> f64 {
     }
 }
 
-/// The pour of the module docs over atoms `(loss, ln P-mass)` sorted by decreasing loss.
-fn pour(items: Vec<(f64, f64)>, d: f64, ln_inf: f64, max_len: usize, uses: u64) -> Result<Lattice> {
-    let mut dense = LogDense {
-        entries: Vec::with_capacity(items.len()),
-    };
-    let mut carry: Option<(f64, f64)> = None; // (loss, ln p)
-    for (xj, lpj) in items {
-        let Some((xc, lpc)) = carry else {
-            carry = Some((xj, lpj));
+/// A bound on how far [`merged_loss`] may lie above the exact merged loss: `r = m/P` is
+/// known to the cell masses' relative error and the log-space rounding of `lm − lp`
+/// (relative to `r`), and to the positions' rounding inside the quadrature
+/// ([`position_round`] of the edges, absolute); the loss `a − ln(1 − r)` moves by that
+/// over `1 − r ≥ e^{a − b}`, plus its own rounding. The dominated discretisation lowers
+/// the atom by it (δ shrinks when a loss moves down).
+pub(crate) fn merged_loss_error(a: f64, b: f64, lp: f64, lm: f64) -> f64 {
+    let r = (lm - lp).exp().min(1.0);
+    let edge = a.abs().max(b.abs());
+    let r_err =
+        r * (4.0 * CELL_REL_ERR + chain_rounding(&[lp, lm, lm - lp])) + position_round(edge);
+    2.0 * r_err * (b - a).exp() + position_round(edge)
+}
+
+/// A pour item or carry: the real loss `hi + lo` (`lo` an exact remainder or 0) and
+/// `ln P`-mass.
+type Item = (f64, f64, f64);
+
+/// The real grid point `jΔ` as an item position (its rounded value and exact remainder).
+fn grid_point(j: i64, d: f64) -> (f64, f64) {
+    let jf = j as f64;
+    let a = jf * d;
+    (a, jf.mul_add(d, -a))
+}
+
+/// The largest `j` whose real grid point `jΔ` is certainly at or below the real loss
+/// `hi + lo`, with the gap `(g, e)` to it ([`grid_gap`]: `g − e ≥ 0`).
+fn grid_below(hi: f64, lo: f64, d: f64) -> Result<(i64, f64, f64)> {
+    let mut j = floor_index(hi, d)?;
+    let (mut g, mut e) = grid_gap(hi, lo, j, d);
+    while g - e < 0.0 {
+        j -= 1;
+        (g, e) = grid_gap(hi, lo, j, d);
+    }
+    loop {
+        let (g1, e1) = grid_gap(hi, lo, j + 1, d);
+        if g1 - e1 < 0.0 {
+            break;
+        }
+        (j, g, e) = (j + 1, g1, e1);
+    }
+    Ok((j, g, e))
+}
+
+/// The pour of the module docs over atoms sorted by decreasing loss. Positions are
+/// compared with the real grid points through [`grid_gap`]: an atom is placed on a
+/// point only if it is certainly at or above it, and each mixing fraction θ is formed
+/// from the gaps at their safe ends (docs/accountant.md §5).
+fn pour(items: Vec<Item>, d: f64, ln_inf: f64, max_len: usize, uses: u64) -> Result<Lattice> {
+    let mut dense = LogDense::new(false, items.len());
+    let mut carry: Option<Item> = None;
+    for (xj, xj_lo, lpj) in items {
+        let Some((xc, xc_lo, lpc)) = carry else {
+            carry = Some((xj, xj_lo, lpj));
             continue;
         };
-        let g_idx = floor_index(xc, d)?;
-        let g = g_idx as f64 * d;
-        if xc == g {
+        let (g_idx, gc, ec) = grid_below(xc, xc_lo, d)?;
+        if gc == 0.0 && ec == 0.0 {
+            // Exactly on its grid point.
             dense.push(g_idx, lpc);
-            carry = Some((xj, lpj));
+            carry = Some((xj, xj_lo, lpj));
             continue;
         }
-        if xj >= g {
-            // Both parts lie at or above g, so does their merge (clamped against
-            // rounding, which could otherwise push it below g and cost a whole step).
-            let (x, lp) = merge(xc, lpc, xj, lpj);
-            carry = Some((x.max(g), lp));
+        let (gj, ej) = grid_gap(xj, xj_lo, g_idx, d);
+        let (g, g_lo) = grid_point(g_idx, d);
+        if gj - ej >= 0.0 {
+            // Both parts lie at or above the grid point, so does their merge (put on
+            // the point when rounding takes it below: it would otherwise cost a step).
+            let (x, lp) = merge((xc, xc_lo, lpc), (xj, xj_lo, lpj));
+            let (gm, em) = grid_gap(x, 0.0, g_idx, d);
+            carry = Some(if gm - em >= 0.0 {
+                (x, 0.0, lp)
+            } else {
+                (g, g_lo, lp)
+            });
             continue;
         }
-        // θ = p_c(1 − e^{g−x_c}) / (p_j(e^{g−x_j} − 1)), shrunk by 1e-12 so that the
-        // mixture's loss stays at or above g despite rounding.
-        let ln_theta =
-            lpc + (-(g - xc).exp_m1()).ln() - lpj - (g - xj).exp_m1().ln() + (-1e-12f64).ln_1p();
+        // θ = p_c(1 − e^{−(x_c − g)}) / (p_j(e^{g − x_j} − 1)), each gap at its end that
+        // makes θ smaller, shrunk by the logs' rounding (and 1e-12): the mixture's loss
+        // stays at or above g.
+        let num = -(-(gc - ec).max(0.0)).exp_m1();
+        let den = (ej - gj).exp_m1();
+        let (ln_num, ln_den) = (num.ln(), den.ln());
+        let ln_theta = lpc + ln_num - lpj - ln_den - theta_error(lpc, lpj, ln_num, ln_den).ln_1p();
         if ln_theta >= 0.0 {
-            let (x, lp) = merge(xc, lpc, xj, lpj);
-            carry = Some((x.max(g), lp));
+            // Even all of the atom below keeps the mixture at or above g.
+            let (x, lp) = merge((xc, xc_lo, lpc), (xj, xj_lo, lpj));
+            let (gm, em) = grid_gap(x, 0.0, g_idx, d);
+            carry = Some(if gm - em >= 0.0 {
+                (x, 0.0, lp)
+            } else {
+                (g, g_lo, lp)
+            });
         } else {
-            dense.push(g_idx, log_add(lpc, ln_theta + lpj));
-            carry = Some((xj, lpj + (-ln_theta.exp()).ln_1p()));
+            let mix = log_add(lpc, ln_theta + lpj);
+            dense.push(
+                g_idx,
+                dense.outward(mix, 4.0, lpc.abs() + lpj.abs() + ln_theta.abs()),
+            );
+            let rest = lpj + (-ln_theta.exp()).ln_1p();
+            carry = Some((xj, xj_lo, dense.outward(rest, 4.0, lpj.abs() + rest.abs())));
         }
     }
-    if let Some((xc, lpc)) = carry {
-        place_last_carry(&mut dense, xc, lpc, d, uses)?;
+    if let Some((xc, xc_lo, lpc)) = carry {
+        place_last_carry(&mut dense, xc, xc_lo, lpc, d, uses)?;
     }
     dense.finish(d, ln_inf, max_len)
 }
@@ -569,13 +760,20 @@ fn pour(items: Vec<(f64, f64)>, d: f64, ln_inf: f64, max_len: usize, uses: u64) 
 /// atom with a sliver merged in, as the Laplace law's end atom, which rounding leaves
 /// where it is). Where the atom above is too light (θ ≥ 1) it is merged whole and the
 /// next one tried, up to [`LAST_CARRY_ATOMS`]; failing that, the carry is rounded down.
-fn place_last_carry(dense: &mut LogDense, xc: f64, lpc: f64, d: f64, uses: u64) -> Result<()> {
-    let g_idx = floor_index(xc, d)?;
-    let g = g_idx as f64 * d;
-    if xc > g && (d - (xc - g)) <= 4.0 * (uses.max(1) as f64).sqrt() * (xc - g) {
+fn place_last_carry(
+    dense: &mut LogDense,
+    xc: f64,
+    xc_lo: f64,
+    lpc: f64,
+    d: f64,
+    uses: u64,
+) -> Result<()> {
+    let (g_idx, gc, ec) = grid_below(xc, xc_lo, d)?;
+    let on_grid = gc == 0.0 && ec == 0.0;
+    if !on_grid && (d - gc) <= 4.0 * (uses.max(1) as f64).sqrt() * gc {
         let t_idx = g_idx + 1;
-        let t = t_idx as f64 * d;
-        let (mut x, mut lp) = (xc, lpc);
+        let t = grid_point(t_idx, d).0;
+        let (mut x, mut x_lo, mut lp) = (xc, xc_lo, lpc);
         let mut absorbed: Vec<usize> = Vec::new();
         for k_idx in t_idx + 1..=t_idx + LAST_CARRY_ATOMS {
             // The pour pushes each grid point once, from the top down: the atoms above
@@ -584,22 +782,32 @@ fn place_last_carry(dense: &mut LogDense, xc: f64, lpc: f64, d: f64, uses: u64) 
                 break;
             };
             let lpk = dense.entries[k].1;
-            let xk = k_idx as f64 * d;
-            // θ = p_c(e^{t−x_c} − 1) / (p_k(1 − e^{t−x_k})).
+            // θ = p_c(e^{t−x_c} − 1) / (p_k(1 − e^{t−x_k})), t − x_c at its largest and
+            // enlarged by the logs' rounding (and 1e-12): the mixture at or above t.
+            let (tg, te) = grid_gap(x, x_lo, t_idx, d);
+            let num = (te - tg).exp_m1();
+            let den = -(((t_idx - k_idx) as f64) * d).exp_m1();
+            let (ln_num, ln_den) = (num.ln(), den.ln());
             let ln_theta =
-                lp + (t - x).exp_m1().ln() - lpk - (-(t - xk).exp_m1()).ln() + 1e-12f64.ln_1p();
+                lp + ln_num - lpk - ln_den + theta_error(lp, lpk, ln_num, ln_den).ln_1p();
             if ln_theta < 0.0 {
-                dense.entries[k].1 = lpk + (-ln_theta.exp()).ln_1p();
+                let rest = lpk + (-ln_theta.exp()).ln_1p();
+                dense.entries[k].1 = dense.outward(rest, 4.0, lpk.abs() + rest.abs());
                 for a in absorbed {
                     dense.entries[a].1 = f64::NEG_INFINITY;
                 }
-                dense.push(t_idx, log_add(lp, ln_theta + lpk));
+                let mix = log_add(lp, ln_theta + lpk);
+                dense.push(
+                    t_idx,
+                    dense.outward(mix, 4.0, lp.abs() + lpk.abs() + ln_theta.abs()),
+                );
                 return Ok(());
             }
             // Too light: merged whole (both below t, so is their merge; clamped down
             // against rounding, the safe side), and the next atom up is tried.
-            let (xm, lm) = merge(x, lp, xk, lpk);
-            (x, lp) = (xm.min(t), lm);
+            let (k_hi, k_lo) = grid_point(k_idx, d);
+            let (xm, lm) = merge((x, x_lo, lp), (k_hi, k_lo, lpk));
+            (x, x_lo, lp) = (xm.min(t), 0.0, lm);
             absorbed.push(k);
         }
     }
@@ -611,18 +819,302 @@ fn place_last_carry(dense: &mut LogDense, xc: f64, lpc: f64, d: f64, uses: u64) 
 /// one that places it on the grid ([`place_last_carry`]).
 const LAST_CARRY_ATOMS: i64 = 64;
 
-/// Merge of two atoms `(x, ln p)`: P-masses and Q-masses (`p e^{−x}`) add.
-fn merge(x1: f64, lp1: f64, x2: f64, lp2: f64) -> (f64, f64) {
+/// Merge of two atoms (items: real loss `hi + lo`, `ln P`-mass): P-masses and Q-masses
+/// (`p e^{−x}`) add. The merged loss is formed as its offset from the second atom,
+/// `x₂ − ln(1 + w(e^{x₂ − x₁} − 1))` with `w` the first atom's share of the mass, so that
+/// the masses' logs (known to `u` times their magnitude, far more than a step when the
+/// losses are tiny) only enter relative to the offset, which is within the two atoms'
+/// distance. For the dominated side the loss and the mass are lowered by their rounding
+/// bounds; the loss is returned as a float.
+fn merge(a: Item, b: Item) -> (f64, f64) {
+    let (x1, x1_lo, lp1) = a;
+    let (x2, x2_lo, lp2) = b;
     let lp = log_add(lp1, lp2);
-    let lq = log_add(lp1 - x1, lp2 - x2);
-    (lp - lq, lp)
+    let l1 = lp1 - lp;
+    let w = l1.exp().min(1.0);
+    let dx = (x2 - x1) + (x2_lo - x1_lo);
+    let off = -(w * dx.exp_m1()).ln_1p();
+    let x = x2 + off;
+    let u = f64::EPSILON / 2.0;
+    // The offset's relative error: w's (the logs' rounding), then dx's (three roundings,
+    // each relative to its own result: the remainders are exact), expm1, the product and
+    // ln_1p (an ulp or two each); then the sum's rounding and the dropped remainder.
+    let off_err = off.abs() * (chain_rounding(&[lp1, lp2, lp, l1]) + 12.0 * u);
+    let x_err = off_err + 2.0 * u * x.abs() + x2_lo.abs();
+    (x - x_err, lp - ln_round(2.0, lp))
+}
+
+/// Relative error bound of a pour's mixing fraction θ formed in log space from the two
+/// masses and the two gap factors (each factor within an ulp or two of its value at the
+/// gaps used, which are already taken at their safe ends): the sums' rounding, and
+/// 1e-12 to spare.
+fn theta_error(lpc: f64, lpj: f64, ln_num: f64, ln_den: f64) -> f64 {
+    let s = lpc.abs() + lpj.abs() + ln_num.abs() + ln_den.abs();
+    1e-12 + chain_rounding(&[lpc, lpj, ln_num, ln_den, s, s, s])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::accountant::exact_exp::{exp_fixed, rat, sum_exp_vs_one, P};
     use crate::accountant::law::BoundedNoiseLaw;
     use densities::bounded::BoundedFamily;
+    use num_bigint::BigInt;
+    use num_rational::BigRational;
+    use num_traits::Signed;
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64;
+
+    /// Log-space sums at masses down to e^-750 (where a log is known only to 1.7e-13
+    /// relative, 750 times a fixed 8u): each grid point's sum is at or above the exact
+    /// sum of its masses on the pessimistic side and at or below it on the optimistic
+    /// one, checked in exact arithmetic (docs/accountant.md §5). Without the slack about
+    /// half of these sums fall on the wrong side.
+    #[test]
+    fn log_space_sums_land_on_their_side_in_exact_arithmetic() {
+        let mut rng = Pcg64::seed_from_u64(5);
+        for _ in 0..150 {
+            let base = rng.gen_range(-750.0..-1.0);
+            let n = rng.gen_range(2..6);
+            let lps: Vec<f64> = (0..n).map(|_| base - rng.gen_range(0.0..6.0)).collect();
+            for up in [true, false] {
+                let mut dense = LogDense::new(up, n);
+                for &lp in &lps {
+                    dense.push(7, lp);
+                }
+                let lat = dense.finish(0.1, f64::NEG_INFINITY, 16).unwrap();
+                let v = lat.ln_pmf[0];
+                let ds: Vec<BigRational> = lps.iter().map(|&lp| rat(lp) - rat(v)).collect();
+                let below_one = sum_exp_vs_one(&ds);
+                assert_eq!(below_one, Some(up), "up {up}: {lps:?} -> {v}");
+            }
+        }
+    }
+
+    /// Connect-the-dots splits of atoms at losses up to ±300 on steps down to 1e-6 (a
+    /// step far below the loss's magnitude amplifies the rounding of `1 − e^{a − x}`),
+    /// masses down to e^-700, atoms on, or a few ulps off, the floating-point grid points
+    /// (whose real values `jΔ` they may lie on either side of), and atoms at the rounded
+    /// points of a finer lattice (real position `n·Δ_f`): in exact arithmetic, the masses
+    /// sit at real grid points `a < x ≤ b` or one point at or above `x`, the upper point's
+    /// mass is at least the exact share `p(1 − e^{a−x})/(1 − e^{−Δ})` and the masses sum to
+    /// at least `p` (so δ can only grow).
+    #[test]
+    fn atom_splits_dominate_the_exact_split_in_exact_arithmetic() {
+        let mut rng = Pcg64::seed_from_u64(6);
+        let infl = (8.0 * f64::EPSILON).ln_1p();
+        let one = BigInt::from(1) << P;
+        let zero = BigRational::from_integer(0.into());
+        let (mut near, mut single) = (0, 0);
+        for case in 0..400 {
+            let d = [1e-6, 3.7e-4, 0.01, 0.37][case % 4];
+            let j0 = (rng.gen_range(-300.0..300.0) / d) as i64;
+            // (x_hi, x_lo, the exact real position)
+            let (x_hi, x_lo, x) = match case % 3 {
+                0 => {
+                    // On, or a few ulps either side of, fl(j0·Δ).
+                    let g = j0 as f64 * d;
+                    let mut x = g;
+                    let steps: i64 = rng.gen_range(-3..4);
+                    for _ in 0..steps.abs() {
+                        let up = (steps > 0) == (x > 0.0);
+                        x = f64::from_bits(if up { x.to_bits() + 1 } else { x.to_bits() - 1 });
+                    }
+                    near += 1;
+                    (x, 0.0, rat(x))
+                }
+                1 => {
+                    // A finer lattice's point n·Δ_f, Δ_f = Δ/r, passed rounded.
+                    let r = [1.0, 2.0, 3.0, 7.0][rng.gen_range(0..4)];
+                    let df = d / r;
+                    let n = (j0 as f64 * r + rng.gen_range(0..8) as f64).round();
+                    let xh = n * df;
+                    let exact = BigRational::from_integer(BigInt::from(n as i64)) * rat(df);
+                    (xh, n.mul_add(df, -xh), exact)
+                }
+                _ => {
+                    let x = (j0 as f64 + rng.gen_range(0.0..1.0)) * d;
+                    (x, 0.0, rat(x))
+                }
+            };
+            let lp = rng.gen_range(-700.0..0.0);
+            let ln_dm = (-(-d).exp_m1()).ln();
+            let mut dense = LogDense::new(true, 2);
+            dense.split_atom(x_hi, x_lo, lp, d, ln_dm, infl).unwrap();
+            let mut idx: Vec<i64> = dense.entries.iter().map(|e| e.0).collect();
+            idx.sort_unstable();
+            idx.dedup();
+            let mass = |k: i64| {
+                dense
+                    .entries
+                    .iter()
+                    .filter(|e| e.0 == k)
+                    .map(|e| e.1)
+                    .fold(f64::NEG_INFINITY, log_add)
+            };
+            let point = |k: i64| BigRational::from_integer(BigInt::from(k)) * rat(d);
+            let what = format!("case {case}: x = {x_hi:e} + {x_lo:e}, d = {d:e}, lp = {lp}");
+            if idx.len() == 1 {
+                // All of it at one point, which must lie at or above the atom.
+                single += 1;
+                assert!(point(idx[0]) >= x, "{what}: placed below the atom");
+                let total = sum_exp_vs_one(&[rat(mass(idx[0])) - rat(lp)]);
+                assert_eq!(total, Some(false), "{what}: mass below p");
+                continue;
+            }
+            assert_eq!(idx.len(), 2, "{what}");
+            let j = idx[0];
+            assert_eq!(idx[1], j + 1, "{what}");
+            let gap = &x - point(j);
+            assert!(
+                gap >= zero && gap < rat(d),
+                "{what}: not between its points"
+            );
+            let (lo_m, up_m) = (mass(j), mass(j + 1));
+            // Exact share ≤ e^{up − lp}  ⟸  (1 − e^{−gap}) ≤ e^{up − lp}(1 − e^{−Δ}), the
+            // left side rounded up and the right side down.
+            let left_hi = &one - exp_fixed(&(-gap)).0;
+            let right_lo =
+                (exp_fixed(&(rat(up_m) - rat(lp))).0 * (&one - exp_fixed(&(-rat(d))).1)) >> P;
+            assert!(
+                left_hi <= right_lo,
+                "{what}: upper mass {up_m} below the exact share"
+            );
+            let total = sum_exp_vs_one(&[rat(up_m) - rat(lp), rat(lo_m) - rat(lp)]);
+            assert_eq!(total, Some(false), "{what}: the two masses below p");
+        }
+        assert!(near > 80 && single > 10, "near {near}, single {single}");
+    }
+
+    /// `(lo, hi)` fixed-point enclosure of `Σ_i e^{lp_i}(1 − e^{ε − x_i})` over `x_i > ε`
+    /// (δ at ε of atoms at exact real losses).
+    fn delta_fixed(atoms: &[(BigRational, f64)], eps: &BigRational) -> (BigInt, BigInt) {
+        let (mut lo, mut hi) = (BigInt::from(0), BigInt::from(0));
+        for (x, lp) in atoms {
+            if x <= eps {
+                continue;
+            }
+            let (m_lo, m_hi) = exp_fixed(&rat(*lp));
+            let (w_lo, w_hi) = exp_fixed(&(rat(*lp) + eps - x));
+            lo += m_lo - w_hi;
+            hi += m_hi - w_lo;
+        }
+        (lo, hi)
+    }
+
+    /// The dominated discretisation (the pour) of atoms at losses up to ±300, on, or a
+    /// few ulps off, the floating-point grid points, or at a finer lattice's real points
+    /// `n·Δ_f` (coarsened), masses near e^-600: its δ at every grid point, atom and
+    /// midpoint is at most the atoms' exact δ, in exact arithmetic.
+    #[test]
+    fn pours_stay_below_the_exact_delta_in_exact_arithmetic() {
+        let mut rng = Pcg64::seed_from_u64(8);
+        for case in 0..50 {
+            // Steps down to 1e-13 at losses of 1e-10 (bounded noise of a large radius,
+            // where a merged atom's loss as a difference of logs of masses would be known
+            // only to a tenth of a step).
+            let d = [1e-5, 3.7e-4, 0.01, 0.37, 1.3e-13][case % 5];
+            let reach = if d < 1e-9 { 1e-10 } else { 300.0 };
+            let j0 = (rng.gen_range(-reach..reach) / d) as i64;
+            let n_atoms = rng.gen_range(2..7);
+            let lp0 = rng.gen_range(-650.0..-1.0);
+            // (exact position, ln p) and the lattice they came from or the float items.
+            let (atoms, lat): (Vec<(BigRational, f64)>, Lattice) = if case % 2 == 0 {
+                let r = [2.0, 3.0, 4.0, 7.0][rng.gen_range(0..4)];
+                let df = d / r;
+                let base = (j0 as f64 * r).round() as i64;
+                let mut ln_pmf = vec![f64::NEG_INFINITY; 3 * r as usize];
+                let mut atoms = Vec::new();
+                for _ in 0..n_atoms {
+                    let i = rng.gen_range(0..ln_pmf.len());
+                    if ln_pmf[i] > f64::NEG_INFINITY {
+                        continue;
+                    }
+                    ln_pmf[i] = lp0 - rng.gen_range(0.0..3.0);
+                    let n = base + i as i64;
+                    atoms.push((
+                        BigRational::from_integer(BigInt::from(n)) * rat(df),
+                        ln_pmf[i],
+                    ));
+                }
+                let fine = Lattice {
+                    step: df,
+                    lo: base,
+                    ln_pmf,
+                    ln_inf: f64::NEG_INFINITY,
+                };
+                (
+                    atoms,
+                    fine.coarsen_optimistic(d, 1 << 20, 1 + case as u64)
+                        .unwrap(),
+                )
+            } else {
+                let mut items = Vec::new();
+                let mut atoms = Vec::new();
+                for _ in 0..n_atoms {
+                    let g = (j0 + rng.gen_range(0..3)) as f64 * d;
+                    let mut x = g;
+                    for _ in 0..rng.gen_range(0..4) {
+                        x = f64::from_bits(x.to_bits() + 1);
+                    }
+                    if rng.gen_bool(0.3) {
+                        x += rng.gen_range(0.0..d);
+                    }
+                    let lp = lp0 - rng.gen_range(0.0..3.0);
+                    items.push((x, 0.0, lp));
+                    atoms.push((rat(x), lp));
+                }
+                items.sort_by(|u, v| v.0.total_cmp(&u.0));
+                (
+                    atoms,
+                    pour(items, d, f64::NEG_INFINITY, 1 << 20, 1 + case as u64).unwrap(),
+                )
+            };
+            let out: Vec<(BigRational, f64)> = lat
+                .ln_pmf
+                .iter()
+                .enumerate()
+                .filter(|(_, &v)| v > f64::NEG_INFINITY)
+                .map(|(i, &v)| {
+                    let j = lat.lo + i as i64;
+                    (BigRational::from_integer(BigInt::from(j)) * rat(d), v)
+                })
+                .collect();
+            let mut eps: Vec<BigRational> = Vec::new();
+            for (x, _) in atoms.iter().chain(&out) {
+                eps.push(x.clone());
+                eps.push(x - rat(d * 0.5));
+                eps.push(x - rat(d * 1e-9));
+            }
+            for e in &eps {
+                // The enclosures are about 2^-1780 wide: far below any rounding of f64, and
+                // equality (an atom placed exactly) passes.
+                let (low_lo, _) = delta_fixed(&out, e);
+                let (_, true_hi) = delta_fixed(&atoms, e);
+                assert!(
+                    low_lo <= true_hi,
+                    "case {case}: d = {d:e}, the pour's δ above the exact one at ε = {}",
+                    crate::accountant::exact_exp::approx(e).ln()
+                );
+            }
+        }
+    }
+
+    /// `tilt_exponent`'s two parts sum to `λ·jΔ` within `4u²` of it, in exact arithmetic.
+    #[test]
+    fn tilt_exponents_are_exact_to_second_order() {
+        let mut rng = Pcg64::seed_from_u64(7);
+        for _ in 0..500 {
+            let lambda = rng.gen_range(-50.0..50.0);
+            let d = rng.gen_range(1e-7..0.1);
+            let j = rng.gen_range(-(1i64 << 40)..(1i64 << 40));
+            let (t, t_lo) = crate::accountant::tilted::tilt_exponent(lambda, j, d);
+            let exact = rat(lambda) * BigRational::from_integer(BigInt::from(j)) * rat(d);
+            let err = (rat(t) + rat(t_lo) - &exact).abs();
+            let bound = rat(4.0 * f64::EPSILON * f64::EPSILON * t.abs());
+            assert!(err <= bound, "λ {lambda} j {j} d {d}");
+        }
+    }
 
     /// Cells split between threads are the cells of one sequential pass over the same
     /// edges, and both sides built from shared cells are the lattices built on their own.

@@ -250,6 +250,41 @@ pub(crate) fn loss_sd_by_trapezoid(
     (m2 / m0 - mean * mean).max(0.0).sqrt().clamp(1e-12, 50.0)
 }
 
+/// Slack in the log for `ops` floating-point operations on logarithms of magnitude at most
+/// `mag` (docs/accountant.md §5, "log-space rounding"): each rounds by at most `u·mag`,
+/// an absolute error in the log and so a relative one in the mass; twice their sum, plus
+/// one operation for adding the slack itself. Pessimistic masses are raised by it,
+/// optimistic ones lowered: a mass near `e^{−700}` is only known to about `1.5e-13`
+/// relative in its logarithm, far more than a fixed `8u`.
+pub(crate) fn ln_round(ops: f64, mag: f64) -> f64 {
+    let mag = if mag.is_finite() { mag.abs() } else { 0.0 };
+    2.0 * (ops + 1.0) * (f64::EPSILON / 2.0) * (mag + 1.0)
+}
+
+/// Slack in the log for a value formed by a chain of sums and differences of logs (and
+/// `exp`, `ln`, `ln_1p` of logs), given the magnitudes of the chain's inputs and of every
+/// rounded intermediate result: each sum rounds by at most `u` times its own result,
+/// each elementary function by about an ulp, and an error in an input's log is one in
+/// the mass (list the final result twice: the slack's own addition rounds too). A
+/// quarter more than their sum.
+pub(crate) fn chain_rounding(values: &[f64]) -> f64 {
+    let m: f64 = values
+        .iter()
+        .filter(|v| v.is_finite())
+        .map(|v| v.abs())
+        .sum();
+    1.25 * (f64::EPSILON / 2.0) * (m + 2.0 * values.len() as f64 + 4.0)
+}
+
+/// Absolute error bound of a difference of two loss positions computed in floating
+/// point, each at most `mag` in magnitude (`4u·mag`, twice the two roundings): the
+/// split of an atom or cell between grid points uses `1 − e^{a − x}`, whose relative error
+/// is this over `x − a`, so a step far below the losses' magnitude amplifies it.
+pub(crate) fn position_round(mag: f64) -> f64 {
+    let mag = if mag.is_finite() { mag.abs() } else { 0.0 };
+    4.0 * f64::EPSILON * mag + f64::MIN_POSITIVE
+}
+
 /// `ln(e^a + e^b)` without overflow.
 pub(crate) fn log_add(a: f64, b: f64) -> f64 {
     if a == f64::NEG_INFINITY {

@@ -41,6 +41,8 @@
 //! ```
 
 pub mod allocation;
+#[cfg(test)]
+mod exact_exp;
 pub(crate) mod fft;
 mod graded;
 mod jump;
@@ -223,28 +225,21 @@ impl Accountant {
         }
     }
 
-    /// The largest step `≤ d` of the form `u/n` for the first atom unit `u` (none: `d`),
-    /// nudged by ulps so that `n·step` and `−n·step` are exactly `±u` in floating point:
-    /// an atom an ulp off its grid point would otherwise be rounded a whole step.
+    /// The largest step `≤ d` of the form `u/2^k` for the first atom unit `u` (none: `d`):
+    /// a power of two, so that `2^k` steps are exactly `u` in real arithmetic and the
+    /// law's atoms at multiples of `u` lie exactly on grid points (an atom an ulp off its
+    /// point is split, and on the dominated side merged a step down: docs/accountant.md
+    /// §5). At most twice finer than `d`.
     fn align(&self, d: f64) -> f64 {
         let Some(u) = self.parts.iter().find_map(|p| p.0.grid_unit()) else {
             return d;
         };
-        if u < d {
+        if u <= d {
             return u;
         }
-        let n = (u / d).ceil();
-        let mut step = u / n;
-        for _ in 0..64 {
-            let p = n * step;
-            if p == u {
-                break;
-            }
-            step = if p < u {
-                next_toward(step, f64::INFINITY)
-            } else {
-                next_toward(step, 0.0)
-            };
+        let mut step = u;
+        while step > d {
+            step *= 0.5;
         }
         step
     }
@@ -558,16 +553,6 @@ fn aim(acc: f64, lo: f64, hi: f64, threshold: f64) -> f64 {
     }
 }
 
-/// The neighbouring float of `x` towards `to` (positive finite `x`).
-fn next_toward(x: f64, to: f64) -> f64 {
-    let b = x.to_bits();
-    if to > x {
-        f64::from_bits(b + 1)
-    } else {
-        f64::from_bits(b - 1)
-    }
-}
-
 impl Accountant {
     /// `(lower, upper)` bracket of `ε(δ)` (δ given as `ln δ`) on a fixed grid step, without
     /// refinement: for tests and studies of the discretisation.
@@ -698,7 +683,7 @@ fn compose(
     // Single uses gain nothing from stages (a heavy-tailed law can have a large variance
     // on its own grid).
     if 21.0 * var_s.sqrt() / d <= DIRECT_BINS || factors.iter().all(|f| f.count == 1) {
-        let sum = TiltedSum::new(factors, lam, max_bins)?;
+        let sum = TiltedSum::for_side(factors, lam, max_bins, f64::INFINITY, upper)?;
         return Ok(Composed {
             sum,
             ln_inf: tilted::ln_inf_total(factors, upper),
@@ -753,7 +738,7 @@ fn compose(
         let (base0, _, _) = tilted::total_cgf(&f, 0.0);
         // The mass above the stage's window goes to +∞, where q copies charge it to δ
         // directly: keep it below the laws' own truncation target over q copies.
-        let s = TiltedSum::with_abs_tail(&f, lam, stage_cap, ln_tail - (q as f64).ln())?;
+        let s = TiltedSum::for_side(&f, lam, stage_cap, ln_tail - (q as f64).ln(), upper)?;
         let (wl, _) = s.range();
         let ln_below = tilted::ln_chernoff(&f, 0.0, base0, wl, false);
         let lat = s.to_lattice(upper, tilted::ln_inf_total(&f, upper), ln_below);
@@ -781,7 +766,7 @@ fn compose(
         .iter()
         .map(|(l, c)| Factor { law: l, count: *c })
         .collect();
-    let sum = TiltedSum::new(&cf, lam, max_bins)?;
+    let sum = TiltedSum::for_side(&cf, lam, max_bins, f64::INFINITY, upper)?;
     Ok(Composed {
         sum,
         ln_inf: tilted::ln_inf_total(&cf, upper),

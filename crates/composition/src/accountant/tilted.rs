@@ -25,7 +25,7 @@
 
 use super::fft::U;
 use super::lattice::Lattice;
-use super::law::log_add;
+use super::law::{ln_round, log_add};
 use crate::error::{out_of_range, Result};
 use densities::outward;
 use rustfft::num_complex::Complex;
@@ -587,6 +587,27 @@ impl Twiddles {
     }
 }
 
+/// `λ·jΔ` as an unevaluated sum `hi + lo` with `|lo| ≤ 2u|hi|`, from two exact products
+/// (`fma` remainders): the tilt of a far loss is hundreds of nats, and rounding it
+/// would cost `u` times that in every tilted mass.
+pub(crate) fn tilt_exponent(lambda: f64, j: i64, d: f64) -> (f64, f64) {
+    let jf = j as f64;
+    let x = jf * d;
+    let x_lo = jf.mul_add(d, -x);
+    let t = lambda * x;
+    let t_lo = lambda.mul_add(x, -t) + lambda * x_lo;
+    (t, t_lo)
+}
+
+/// Relative error bound of `e^y` (or of a mass whose log is `y`) where `y` came from a
+/// chain of sums whose rounded results are `sums` (each rounds by at most `u` times its
+/// own magnitude), one of the terms carrying [`tilt_exponent`]'s remainder of a tilt `t`
+/// (`2u²|t|`, twice), and `exp` or `ln` rounding by an ulp; a quarter more to spare.
+pub(crate) fn sum_rounding(sums: &[f64], t: f64) -> f64 {
+    let m: f64 = sums.iter().map(|s| s.abs()).sum();
+    1.25 * U * (m + 4.0 + 4.0 * U * t.abs())
+}
+
 /// `Σ v_p e^{−2πi kp/n}` with the phase index `kp mod n` exact and Neumaier summation.
 fn direct_dft(entries: &[(usize, f64)], k: usize, n: usize, tw: &Twiddles) -> Complex<f64> {
     let (mut sr, mut cr, mut si, mut ci) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
@@ -620,17 +641,33 @@ impl TiltedSum {
     /// Composes `factors` tilted by `lambda` on a window that holds all but `e^{−50}` of
     /// the tilted mass on each side; errors when the window needs more than `max_len` bins.
     pub fn new(factors: &[Factor], lambda: f64, max_len: usize) -> Result<Self> {
-        Self::with_abs_tail(factors, lambda, max_len, f64::INFINITY)
+        Self::with_abs_tail(factors, lambda, max_len, f64::INFINITY, None)
+    }
+
+    /// As [`Self::new`] for one side of a bracket (`upper`): the tilted masses' rounding
+    /// is charged to the masses, raised or lowered, instead of to the transform's error
+    /// bound (which every bin of the window then carries).
+    pub(crate) fn for_side(
+        factors: &[Factor],
+        lambda: f64,
+        max_len: usize,
+        ln_abs_hi: f64,
+        upper: bool,
+    ) -> Result<Self> {
+        Self::with_abs_tail(factors, lambda, max_len, ln_abs_hi, Some(upper))
     }
 
     /// As [`Self::new`], with the window also extended upwards until the *untilted* mass
     /// above it is at most `e^{ln_abs_hi}` (for a composition that is turned into a
-    /// lattice, whose mass above the window goes to `+∞`).
+    /// lattice, whose mass above the window goes to `+∞`). `side`: the bracket's side the
+    /// sum serves (the tilted masses' rounding then raises or lowers them), or none (it
+    /// joins the transform's error bound, valid for both).
     pub fn with_abs_tail(
         factors: &[Factor],
         lambda: f64,
         max_len: usize,
         ln_abs_hi: f64,
+        side: Option<bool>,
     ) -> Result<Self> {
         let d = factors[0].law.step;
         let (base, mean, var) = total_cgf(factors, lambda);
@@ -689,13 +726,30 @@ impl TiltedSum {
                 *z = Complex::new(0.0, 0.0);
             }
             let mut l1 = 0.0;
+            // Each tilted mass's rounding (docs/accountant.md §5): to its side (twice the
+            // bound, for the product's own rounding), or Σ v·bound into the transform's
+            // error when the sum serves both sides.
+            let mut v_err = 0.0;
             let mut entries: Vec<(usize, f64)> = Vec::with_capacity(f.law.ln_pmf.len());
             for (i, &lp) in f.law.ln_pmf.iter().enumerate() {
                 if lp == f64::NEG_INFINITY {
                     continue;
                 }
                 let j = f.law.lo + i as i64;
-                let v = (lp + lambda * j as f64 * d - lm).exp();
+                let (t, t_lo) = tilt_exponent(lambda, j, d);
+                let s = lp + t;
+                let r = s - lm;
+                let ex = r + t_lo;
+                let v = ex.exp();
+                let rho = sum_rounding(&[s, r, ex], t);
+                let v = match side {
+                    Some(true) => v * (1.0 + 2.0 * rho),
+                    Some(false) => v * (1.0 - 2.0 * rho),
+                    None => {
+                        v_err += v * rho;
+                        v
+                    }
+                };
                 l1 += v;
                 let p = (j - c_i).rem_euclid(n as i64) as usize;
                 buf[p].re += v;
@@ -703,7 +757,8 @@ impl TiltedSum {
             }
             fwd.process(&mut buf);
             let c = f.count as f64;
-            let e = e_fft * l1;
+            // The transform's error, and the inputs' (their ℓ1 bounds every frequency).
+            let e = e_fft * l1 + v_err;
             // Where the power is significant and the count amplifies the transform's
             // error, recompute the transform by a direct sum with exact phase reduction
             // and compensated summation: error ≤ 10u‖a‖₁ (twiddle 5u, product and sum) instead
@@ -759,7 +814,7 @@ impl TiltedSum {
                     }
                 }
             }
-            let e_dir = 10.0 * U * l1;
+            let e_dir = 10.0 * U * l1 + v_err;
             for (k, z) in buf.iter().enumerate() {
                 // A frequency already below e^{−800} stays negligible (every later factor
                 // has |A| ≤ 1 + e): it is left dead, its magnitude not even computed
@@ -851,21 +906,27 @@ impl TiltedSum {
     pub(crate) fn to_lattice(&self, upper: bool, ln_inf: f64, ln_below: f64) -> Lattice {
         let d = self.step;
         let mut ln_pmf = Vec::with_capacity(self.values.len());
-        for (t, &v) in self.values.iter().enumerate() {
-            let x = (self.w_lo + t as i64) as f64 * d;
+        for (i, &v) in self.values.iter().enumerate() {
             let m = if upper {
                 v.max(0.0) + self.err_bin
             } else {
                 v - self.err_bin
             };
-            let base = self.ln_norm - self.lambda * x;
             ln_pmf.push(if m > 0.0 {
-                base + m.ln()
-                    + if upper {
-                        self.ln_margin
-                    } else {
-                        -self.ln_margin
-                    }
+                // ln_norm − λx + ln m ± margin, moved outward by its rounding (§5).
+                let (t, t_lo) = tilt_exponent(self.lambda, self.w_lo + i as i64, d);
+                let b1 = self.ln_norm - t;
+                let base = b1 - t_lo;
+                let lm = m.ln();
+                let sum = base + lm;
+                // `o` twice: its own rounding and that of adding the slack to it.
+                if upper {
+                    let o = sum + self.ln_margin;
+                    o + sum_rounding(&[b1, base, sum, o, o, lm, lm], t)
+                } else {
+                    let o = sum - self.ln_margin;
+                    o - sum_rounding(&[b1, base, sum, o, o, lm, lm], t)
+                }
             } else {
                 f64::NEG_INFINITY
             });
@@ -873,9 +934,16 @@ impl TiltedSum {
         let mut ln_inf = ln_inf;
         if upper {
             let top = (self.w_lo + self.values.len() as i64) as f64 * d;
-            let via_tilt = self.ln_norm - self.lambda * top + self.tail_hi.ln();
-            ln_inf = log_add(ln_inf, via_tilt.min(self.ln_abs_above));
-            ln_pmf[0] = log_add(ln_pmf[0], ln_below);
+            let lt = self.lambda * top;
+            let via_tilt = self.ln_norm - lt + self.tail_hi.ln();
+            let via_tilt =
+                via_tilt + ln_round(5.0, self.ln_norm.abs() + 2.0 * lt.abs() + via_tilt.abs());
+            let above = self.ln_abs_above + ln_round(8.0, 2.0 * self.ln_abs_above);
+            let tail = via_tilt.min(above);
+            ln_inf = log_add(ln_inf, tail);
+            ln_inf += ln_round(2.0, ln_inf);
+            let below = log_add(ln_pmf[0], ln_below + ln_round(8.0, 2.0 * ln_below));
+            ln_pmf[0] = below + ln_round(2.0, below);
         }
         Lattice {
             step: d,

@@ -20,6 +20,12 @@
 //! Both errors are second order in Δ (the split adds at most `Δ²/4` of variance per
 //! factor; the pour merges about two cells), so unlike rounding every loss up, they do
 //! not accumulate like `kΔ` over a k-fold composition.
+//!
+//! Floating point (docs/accountant.md §5): grid points are the real multiples `jΔ`, and
+//! an atom's gap to one comes from exact product remainders (`grid_gap`); every mass
+//! formed in log space is moved to its side by a bound on the roundings that formed it
+//! (`law::chain_rounding`), and each split share, θ and merged loss is taken at the end
+//! of its error interval that keeps the side.
 
 use super::law::{
     chain_rounding, ln_round, log_add, position_round, ContinuousRange, LossLaw, CELL_REL_ERR,
@@ -580,7 +586,8 @@ impl Lattice {
 
     /// Re-discretises this lattice on a coarser step `d` on the pessimistic side: every
     /// atom between two new grid points is split keeping its P- and Q-mass (connect the
-    /// dots), masses inflated by `8u` for the rounding of the log-space arithmetic.
+    /// dots) between the real grid points around its real position `(lo + i)·step`,
+    /// masses raised by `8u` and by the log-space rounding bounds (docs/accountant.md §5).
     pub fn coarsen_pessimistic(&self, d: f64, max_len: usize) -> Result<Self> {
         let infl = (8.0 * f64::EPSILON).ln_1p();
         let ln_dm = (-(-d).exp_m1()).ln();
@@ -597,7 +604,8 @@ impl Lattice {
     }
 
     /// Re-discretises this lattice on a coarser step `d` on the optimistic side (the pour
-    /// of the module docs), masses deflated by `8u`; `uses` as in
+    /// of the module docs, each atom at its real position `(lo + i)·step`), masses lowered
+    /// by `8u` and by the log-space rounding bounds; `uses` as in
     /// [`Self::optimistic_for_uses`].
     pub fn coarsen_optimistic(&self, d: f64, max_len: usize, uses: u64) -> Result<Self> {
         let defl = (-8.0 * f64::EPSILON).ln_1p();

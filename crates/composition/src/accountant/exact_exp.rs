@@ -22,14 +22,11 @@ fn scale() -> BigInt {
     BigInt::one() << P
 }
 
-/// `⌊q·2^P⌋` (`up`: `⌈q·2^P⌉`).
-fn to_fixed(q: &BigRational, up: bool) -> BigInt {
-    let v = q * BigRational::from_integer(scale());
-    if up {
-        v.ceil().to_integer()
-    } else {
-        v.floor().to_integer()
-    }
+/// `⌊q·2^P⌋`.
+fn to_fixed(q: &BigRational) -> BigInt {
+    (q * BigRational::from_integer(scale()))
+        .floor()
+        .to_integer()
 }
 
 /// `a·b/2^P` rounded down (`up`: up), for non-negative fixed-point `a`, `b`.
@@ -55,7 +52,7 @@ pub(crate) fn exp_fixed(d: &BigRational) -> (BigInt, BigInt) {
     // Σ_{k<40} y^k/k! in fixed point: y rounded down (an ulp), each term truncated (two
     // ulps, and the error carried into later terms shrinks by |y|/k ≤ 1/2): 200 ulps
     // bound it all; the series' remainder is below 2^-200.
-    let yf = to_fixed(&y, false);
+    let yf = to_fixed(&y);
     let mut term = scale();
     let mut sum = scale();
     for k in 1..40u32 {
@@ -93,7 +90,6 @@ pub(crate) fn sum_exp_vs_one(ds: &[BigRational]) -> Option<bool> {
 }
 
 /// `e^d` to a few digits (for messages).
-#[allow(dead_code)]
 pub(crate) fn approx(d: &BigRational) -> f64 {
     d.to_f64().map_or(f64::NAN, f64::exp)
 }

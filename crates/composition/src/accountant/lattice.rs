@@ -686,6 +686,20 @@ fn grid_below(hi: f64, lo: f64, d: f64) -> Result<(i64, f64, f64)> {
     Ok((j, g, e))
 }
 
+/// The merge of two atoms whose exact merge lies at or above the grid point `g_idx`:
+/// put on the point when the merged loss's rounding takes it below (it would otherwise
+/// cost a step).
+fn merge_at_or_above(a: Item, b: Item, g_idx: i64, d: f64) -> Item {
+    let (x, lp) = merge(a, b);
+    let (gm, em) = grid_gap(x, 0.0, g_idx, d);
+    if gm - em >= 0.0 {
+        (x, 0.0, lp)
+    } else {
+        let (g, g_lo) = grid_point(g_idx, d);
+        (g, g_lo, lp)
+    }
+}
+
 /// The pour of the module docs over atoms sorted by decreasing loss. Positions are
 /// compared with the real grid points through [`grid_gap`]: an atom is placed on a
 /// point only if it is certainly at or above it, and each mixing fraction θ is formed
@@ -706,17 +720,14 @@ fn pour(items: Vec<Item>, d: f64, ln_inf: f64, max_len: usize, uses: u64) -> Res
             continue;
         }
         let (gj, ej) = grid_gap(xj, xj_lo, g_idx, d);
-        let (g, g_lo) = grid_point(g_idx, d);
         if gj - ej >= 0.0 {
-            // Both parts lie at or above the grid point, so does their merge (put on
-            // the point when rounding takes it below: it would otherwise cost a step).
-            let (x, lp) = merge((xc, xc_lo, lpc), (xj, xj_lo, lpj));
-            let (gm, em) = grid_gap(x, 0.0, g_idx, d);
-            carry = Some(if gm - em >= 0.0 {
-                (x, 0.0, lp)
-            } else {
-                (g, g_lo, lp)
-            });
+            // Both parts lie at or above the grid point, so does their merge.
+            carry = Some(merge_at_or_above(
+                (xc, xc_lo, lpc),
+                (xj, xj_lo, lpj),
+                g_idx,
+                d,
+            ));
             continue;
         }
         // θ = p_c(1 − e^{−(x_c − g)}) / (p_j(e^{g − x_j} − 1)), each gap at its end that
@@ -728,13 +739,12 @@ fn pour(items: Vec<Item>, d: f64, ln_inf: f64, max_len: usize, uses: u64) -> Res
         let ln_theta = lpc + ln_num - lpj - ln_den - theta_error(lpc, lpj, ln_num, ln_den).ln_1p();
         if ln_theta >= 0.0 {
             // Even all of the atom below keeps the mixture at or above g.
-            let (x, lp) = merge((xc, xc_lo, lpc), (xj, xj_lo, lpj));
-            let (gm, em) = grid_gap(x, 0.0, g_idx, d);
-            carry = Some(if gm - em >= 0.0 {
-                (x, 0.0, lp)
-            } else {
-                (g, g_lo, lp)
-            });
+            carry = Some(merge_at_or_above(
+                (xc, xc_lo, lpc),
+                (xj, xj_lo, lpj),
+                g_idx,
+                d,
+            ));
         } else {
             let mix = log_add(lpc, ln_theta + lpj);
             dense.push(

@@ -517,3 +517,66 @@ fn a_tail_of_many_negligible_atoms_is_kept_on_the_lower_side() {
         a.upper
     );
 }
+
+#[test]
+fn short_grids_leave_the_tail_to_the_branch_and_still_bracket_quadrature() {
+    // A grid of 2^11 bins stops at a few dozen times X's mean, so at the larger ε every
+    // δ comes from the epochs with a step above it (the branch of allocation.rs): spread
+    // onto two points on the upper side, merged into barycentres on the lower one.
+    let grid = EpochGrid {
+        max_bins: 1 << 11,
+        ..EpochGrid::default()
+    };
+    for (mu, t) in [(1.5f64, 2u64), (2.0, 2), (2.0, 3)] {
+        let l = epoch_laws(mu, t, grid).unwrap();
+        let x = |z: f64| (mu * z - 0.5 * mu * mu).exp();
+        let tf = t as f64;
+        for eps in [0.5, 2.0, 4.0, 6.0] {
+            let a = f64::exp(eps);
+            // E[(S − a)_+]: the inner step in closed form, the others by Simpson.
+            let remove = if t == 2 {
+                gauss_average(|z| call(mu, 2.0 * a - x(z)) / 2.0)
+            } else {
+                gauss_average_n(
+                    |z1| gauss_average_n(|z2| call(mu, 3.0 * a - x(z1) - x(z2)) / 3.0, 3000),
+                    3000,
+                )
+            };
+            let name = format!("short grid: t {t} mu {mu} eps {eps} (top {:.1})", l.cap);
+            let (lo, hi) = (delta(&l.remove_lower, eps), delta(&l.remove_upper, eps));
+            assert!(
+                eps < 6.0 || l.cap < tf * a,
+                "{name}: the branch is not reached"
+            );
+            // Past the top the upper side knows of the other steps only their mean (all
+            // of it may sit at the far point): wide there, but on its side.
+            let width = if eps <= 4.0 { 0.1 } else { f64::INFINITY };
+            assert_brackets(&format!("{name} remove"), lo, remove, hi, width);
+            // The lower side merges each event into its barycentre: close to the truth.
+            assert!(
+                lo >= remove * 0.99,
+                "{name}: lower end {lo:e} far below {remove:e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn large_shifts_bracket_the_gaussian_at_one_step() {
+    // σ = 0.5 (μ = 2) and 0.4: one step is the Gaussian mechanism; the default grid's
+    // top is below the e^{-32} cap, so the branch carries the far tail.
+    for mu in [2.0f64, 2.5] {
+        let l = epoch_laws(mu, 1, EpochGrid::default()).unwrap();
+        for eps in [0.5, 2.0, 4.0, 8.0] {
+            let exact = cdf(mu / 2.0 - eps / mu) - eps.exp() * cdf(-mu / 2.0 - eps / mu);
+            let name = format!("mu {mu} eps {eps}");
+            let (r0, r1) = (delta(&l.remove_lower, eps), delta(&l.remove_upper, eps));
+            assert_brackets(&format!("{name} remove"), r0, exact, r1, 1e-3);
+            let (a0, a1) = (delta(&l.add_lower, eps), delta(&l.add_upper, eps));
+            assert!(
+                a0 <= exact * (1.0 + 1e-9) && exact <= a1 * (1.0 + 1e-9),
+                "{name} add: [{a0:e}, {a1:e}] misses {exact:e}"
+            );
+        }
+    }
+}

@@ -530,7 +530,8 @@ fn spec_string(rng: &mut impl Rng) -> String {
         ),
         format!(
             "subsampled-gaussian:sigma={},{}",
-            mix(rng, &["0.8", "1", "2"], &bad),
+            // 0.05 and 0.02: shifts of 20 and 50, the largest a balls-in-bins epoch takes.
+            mix(rng, &["0.8", "1", "2", "0.05", "0.02"], &bad),
             mix(
                 rng,
                 &[

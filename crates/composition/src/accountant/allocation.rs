@@ -148,14 +148,18 @@ struct Lower {
 const LN_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
 
 /// One step's ratio `X = e^{μZ − μ²/2}` on cells of width h up to `k·h`: the spread on
-/// the grid points and the barycentres of the cells.
-fn one_step(mu: f64, h: f64, k: usize) -> (Upper, Lower) {
+/// the grid points and the barycentres of the cells, and the z at the top of the last
+/// cell. Above the top, X goes to the cap as Q-mass with its whole mean at `+∞` (`cut =
+/// false`), or is left out (`cut = true`: the measure of `X < x(z_top)`, for
+/// [`Branch`]).
+fn one_step(mu: f64, h: f64, k: usize, cut: bool) -> (Upper, Lower, f64) {
     let infl = 1.0 + CELL_REL_ERR;
     let defl = 1.0 - CELL_REL_ERR;
     let z_of = |x: f64| (x.ln() + 0.5 * mu * mu) / mu;
     let gl = gauss_legendre8();
     let mut up = vec![0.0; k + 1];
     let (mut lw, mut lpm, mut lpp) = (vec![0.0; k], vec![0.0; k], vec![0.0; k]);
+    let mut z_top = z_of(h);
     for i in 0..k {
         let a = i as f64 * h;
         // (∫ dQ, ∫ (x − a)/h dQ, ∫ (a + h − x)/h dQ) over the cell.
@@ -167,6 +171,7 @@ fn one_step(mu: f64, h: f64, k: usize) -> (Upper, Lower) {
             (m, hi, (m - hi).max(0.0) + 4.0 * f64::EPSILON * m)
         } else {
             let (za, zb) = (z_of(a), z_of(a + h));
+            z_top = zb;
             let pieces = (((zb - za) / 0.25).ceil() as usize).max(1);
             let pw = (zb - za) / pieces as f64;
             let (mut m, mut hi, mut lo) = (0.0, 0.0, 0.0);
@@ -198,9 +203,13 @@ fn one_step(mu: f64, h: f64, k: usize) -> (Upper, Lower) {
         }
     }
     // Above the cap: all the Q-mass at the cap, its whole mean (more than the excess) at +∞.
-    let zk = z_of(k as f64 * h);
-    up[k] += sf(zk) * infl;
-    let xi = sf(zk - mu) * infl;
+    let xi = if cut {
+        0.0
+    } else {
+        let zk = z_of(k as f64 * h);
+        up[k] += sf(zk) * infl;
+        sf(zk - mu) * infl
+    };
     (
         Upper { h, w: up, xi },
         Lower {
@@ -209,7 +218,147 @@ fn one_step(mu: f64, h: f64, k: usize) -> (Upper, Lower) {
             pm: lpm,
             pp: lpp,
         },
+        z_top,
     )
+}
+
+/// The epochs in which some step's ratio exceeds the grid's top (docs/accountant.md
+/// §2.10, "Large shifts"). With K the number of steps whose `Z ≥ z_top` (ratio `X ≥ b`),
+/// the law of U is the mixture of its part on `K = 0` (the steps' measures cut at the top,
+/// summed on the grid) and its part on `K ≥ 1`, split further by the first such step j*
+/// and the geometric cell `[w_i, w_{i+1})` its ratio falls in. On that event `U ≥ w_i` and
+/// `E[U] = E[X | cell] + (j* − 1)E[X | X < b] + (t − j*)`, between `E[X | cell] + (t −
+/// 1)E[X | X < b]` and `E[X | cell] + t − 1`. Upper side (P‖Q): each event's U is spread
+/// onto `{w_i, c}` from the upper bound on its mean (more mean at c only raises δ_{P‖Q}),
+/// after its part above c went to c with its excess mean (at most `xi`) to `+∞`; Q‖P:
+/// the whole Q-mass at b (δ_{Q‖P} only grows when Q-mass moves down). Lower side: each
+/// event merged into its barycentre. A mixture of spreads (contractions) with the same
+/// weights is a spread (contraction) of the mixture, so both sides stay certified.
+#[derive(Debug, Clone)]
+struct Branch {
+    /// A lower bound on U in the branch.
+    b: f64,
+    /// An upper bound on `Q(K ≥ 1)`.
+    mass_up: f64,
+    /// Upper side of P‖Q: `(position, Q-mass)` (the spread's lower points, and c).
+    upper: Vec<(f64, f64)>,
+    /// An upper bound on `E_Q[U; U > c]` (P-moment at `+∞`).
+    xi: f64,
+    /// Lower side: `(lowest, highest barycentre, Q-mass from below)` per event.
+    lower: Vec<(f64, f64, f64)>,
+}
+
+/// Cells of the branch's ratio per unit of `ln X` (2^11: a cell moves the loss by at most
+/// 4.9e-4, below the accountant's steps).
+const BRANCH_CELLS_PER_LN: f64 = 2048.0;
+
+impl Branch {
+    /// The branch of `t` steps cut at `z_top` (`x(z_top) ≥ top`). The first big step is
+    /// j with Q-probability `(1 − p)^{j−1}·Q(cell)`, `p = Q(Z ≥ z_top)`: the events of
+    /// one cell weigh `A·Q(cell)`, `A = (1 − (1 − p)^t)/p`. Cell masses and moments are
+    /// differences of `Φ̄` (`E_Q[X; Z ≥ z] = Φ̄(z − μ)`, the log-normal's tilt).
+    ///
+    /// The upper point: `U > c = t·x(z_c)` needs some step's `X > x(z_c)`, so by the union
+    /// bound `E_Q[U; U > c] ≤ t(Φ̄(z_c − μ) + (t − 1)Φ̄(z_c))`, with z_c where this is about
+    /// `e^{ln_tail}`.
+    fn new(mu: f64, z_top: f64, top: f64, t: u64, ln_tail: f64) -> Self {
+        // sf is accurate to about 1e-16 relative, and its argument z − μ to u|z|: 1e-13
+        // covers both, and the ln1p/expm1 chains below.
+        const REL: f64 = 1e-13;
+        let tf = t as f64;
+        let x_of = |z: f64| (mu * z - 0.5 * mu * mu).exp();
+        let b = x_of(z_top).min(top) * (1.0 - REL);
+        let p = sf(z_top);
+        let (pl, pu) = (p * (1.0 - REL), p * (1.0 + REL));
+        let mass_up = (-(tf * (-pu).ln_1p()).exp_m1() * (1.0 + REL)).min(1.0);
+        // A from below and above (decreasing in p, at most t).
+        let a_of = |p: f64| {
+            if p < 1e-300 {
+                tf
+            } else {
+                (-(tf * (-p).ln_1p()).exp_m1() / p).min(tf)
+            }
+        };
+        let (a_lo, a_hi) = (a_of(pu) * (1.0 - REL), (a_of(pl) * (1.0 + REL)).min(tf));
+        // E[X | X < b] from below: (1 − Φ̄(z_top − μ))/(1 − p), at most 1.
+        let body_mean_lo = (-(sf(z_top - mu) * (1.0 + REL)).min(1.0)).ln_1p() - (-pl).ln_1p();
+        let body_mean_lo = (body_mean_lo.exp() * (1.0 - REL)).min(1.0);
+        // The far point and the moment beyond it.
+        let z_c = mu + upper_quantile((ln_tail - (2.0 * tf).ln()).exp());
+        let c = tf * x_of(z_c) * (1.0 + REL);
+        let xi = tf * (sf(z_c - mu) + (tf - 1.0) * sf(z_c)) * (1.0 + REL);
+        let (mut upper, mut lower) = (Vec::new(), Vec::new());
+        let mut mass_at_c = 0.0;
+        // Cells in z: [z_i, z_{i+1}), the last one open above (all of it at c).
+        let dz = 1.0 / (BRANCH_CELLS_PER_LN * mu);
+        let z_end = if c.is_finite() && c > b {
+            (c.ln() + 0.5 * mu * mu) / mu
+        } else {
+            z_top
+        };
+        let cells = (((z_end - z_top) / dz).ceil().max(0.0) as usize).min(1 << 20);
+        let (mut s_q, mut s_m) = (p, sf(z_top - mu));
+        for i in 0..=cells {
+            let last = i == cells;
+            let (n_q, n_m, w_hi) = if last {
+                (0.0, 0.0, f64::INFINITY)
+            } else {
+                let z = z_top + (i + 1) as f64 * dz;
+                (sf(z), sf(z - mu), x_of(z))
+            };
+            let z_lo = z_top + i as f64 * dz;
+            let w_lo = if i == 0 { b } else { x_of(z_lo) * (1.0 - REL) };
+            // Q(cell) and E[X; cell] from below and above (differences of Φ̄).
+            let q_lo = (s_q * (1.0 - REL) - n_q * (1.0 + REL)).max(0.0);
+            let q_hi = s_q * (1.0 + REL) - n_q * (1.0 - REL);
+            let e_lo = (s_m * (1.0 - REL) - n_m * (1.0 + REL)).max(0.0);
+            let e_hi = s_m * (1.0 + REL) - n_m * (1.0 - REL);
+            (s_q, s_m) = (n_q, n_m);
+            if q_hi <= 0.0 {
+                continue;
+            }
+            let m_hi = outward::mul_up(a_hi, q_hi);
+            if last || c <= w_lo {
+                mass_at_c += m_hi;
+            } else {
+                // Mean of U on the cell's events from above, spread onto {w_lo, c}.
+                let mean_hi = if q_lo > 0.0 {
+                    (e_hi / q_lo).min(w_hi * (1.0 + REL)) + (tf - 1.0)
+                } else {
+                    w_hi * (1.0 + REL) + (tf - 1.0)
+                };
+                let f = ((mean_hi - w_lo) / (c - w_lo) * (1.0 + 4.0 * REL)).clamp(0.0, 1.0);
+                upper.push((w_lo, m_hi * (1.0 - f) * (1.0 + REL)));
+                mass_at_c += m_hi * f * (1.0 + REL);
+            }
+            let m_lo = a_lo * q_lo * (1.0 - REL);
+            if m_lo > 0.0 && (e_hi / q_lo).is_finite() {
+                let x_lo = (e_lo / q_hi).max(w_lo);
+                let x_hi = (e_hi / q_lo).min(w_hi * (1.0 + REL));
+                let g_lo = (x_lo + (tf - 1.0) * body_mean_lo) * (1.0 - REL);
+                let g_hi = (x_hi + (tf - 1.0)) * (1.0 + REL);
+                lower.push((g_lo, g_hi, m_lo));
+            }
+        }
+        let xi = if c.is_finite() && c > b {
+            if mass_at_c > 0.0 {
+                upper.push((c, mass_at_c));
+            }
+            xi
+        } else {
+            // No far point in range (c overflows at the largest shifts): the whole branch
+            // onto {b, +∞}, its mean bounded by the union bound over the steps above b.
+            upper = vec![(b, mass_up)];
+            tf * (sf(z_top - mu) + (tf - 1.0) * p) * (1.0 + REL)
+        };
+        Branch {
+            b,
+            mass_up,
+            upper,
+            xi,
+            lower,
+        }
+    }
 }
 
 /// The upper law on the grid `2h`: each odd point split in halves onto its neighbours.
@@ -542,21 +691,42 @@ fn add(a: (&Upper, &Lower), b: (&Upper, &Lower), cap: f64, sd: f64) -> Result<(U
     ))
 }
 
-/// One step's laws on its first grid, its cap and the standard deviation of X.
-fn first_step(mu: f64, grid: EpochGrid) -> (Upper, Lower, f64, f64) {
+/// `ln` of an epoch's Q-chance of a step above the fine grid's top when the branch is
+/// used: the branch's spread moves about that much P-mass to its far point.
+const LN_BRANCH: f64 = -25.0;
+
+/// One step's laws on its first grid, its cap, the standard deviation of X and, when
+/// the grid is cut short of the `ln_tail` cap, the z at its top.
+fn first_step(mu: f64, t: u64, grid: EpochGrid) -> (Upper, Lower, f64, f64, Option<f64>) {
     let sd = (mu * mu).exp_m1().sqrt();
-    // The cap of one step: its mean above the cap, sent to +∞, is at most e^{ln_tail}.
-    let zc = mu + upper_quantile(grid.ln_tail.exp());
-    let cap1 = (mu * zc - 0.5 * mu * mu).exp().max(1.0 + 40.0 * sd);
-    let h0 = (sd / grid.cells_per_sd).max(cap1 / grid.max_bins as f64);
-    let k = (cap1 / h0).ceil() as usize;
-    let (u, l) = one_step(mu, h0, k);
-    (u, l, cap1, sd)
+    // The cap where one step's mean above it is e^{ln}.
+    let cap_at = |ln: f64| {
+        let zc = mu + upper_quantile(ln.exp());
+        (mu * zc - 0.5 * mu * mu).exp().max(1.0 + 40.0 * sd)
+    };
+    let cap1 = cap_at(grid.ln_tail);
+    let fine = sd / grid.cells_per_sd;
+    // The branch's top: where an epoch's chance of a step above it is e^{LN_BRANCH}.
+    let z_b = upper_quantile((LN_BRANCH - (t as f64).ln()).exp());
+    let top = (mu * z_b - 0.5 * mu * mu).exp().max(1.0 + 40.0 * sd);
+    let k_branch = ((top / fine).ceil() as usize).clamp(1, grid.max_bins);
+    if cap1 / fine <= k_branch as f64 {
+        // The whole step on the fine grid, its mean above the cap (at most e^{ln_tail})
+        // sent to +∞.
+        let k = (cap1 / fine).ceil() as usize;
+        let (u, l, _) = one_step(mu, fine, k, false);
+        return (u, l, cap1, sd, None);
+    }
+    // The bins from 0 to the branch's top (or as many as the budget allows) on the fine
+    // grid, the rest in the branch K ≥ 1 (Branch).
+    let (u, l, z_top) = one_step(mu, fine, k_branch, true);
+    (u, l, k_branch as f64 * fine, sd, Some(z_top))
 }
 
 /// Both laws of the sum of `t` steps' ratios, by doubling (binary digits of t).
 fn build(mu: f64, t: u64, grid: EpochGrid) -> Result<EpochLaws> {
-    let (u1, l1, cap1, sd) = first_step(mu, grid);
+    let (u1, l1, cap1, sd, z_top) = first_step(mu, t, grid);
+    let branch = z_top.map(|z| Branch::new(mu, z, cap1, t, grid.ln_tail));
     let h0 = u1.h;
     // The cap of a sum of m steps: its body, 40 standard deviations, and one capped step.
     let cap_of = |m: u64| m as f64 + 40.0 * sd * (m as f64).sqrt() + cap1;
@@ -594,12 +764,20 @@ fn build(mu: f64, t: u64, grid: EpochGrid) -> Result<EpochLaws> {
         }
     }
     let (u, l, _) = acc.expect("t ≥ 1");
-    Ok(laws_of(&u, &l, t, h0, cap1, grid.ln_tail))
+    Ok(laws_of(&u, &l, branch, t, h0, cap1, grid.ln_tail))
 }
 
-/// The loss laws from the Q-laws of U: loss `ln(u/t)` with P-mass `u·Q/t` (P‖Q), loss
-/// `−ln(u/t)` with Q-mass (Q‖P), each end rounded outward.
-fn laws_of(u: &Upper, l: &Lower, t: u64, step: f64, cap: f64, ln_tail: f64) -> EpochLaws {
+/// The loss laws from the Q-laws of U (and its branch `K ≥ 1`): loss `ln(u/t)` with
+/// P-mass `u·Q/t` (P‖Q), loss `−ln(u/t)` with Q-mass (Q‖P), each end rounded outward.
+fn laws_of(
+    u: &Upper,
+    l: &Lower,
+    branch: Option<Branch>,
+    t: u64,
+    step: f64,
+    cap: f64,
+    ln_tail: f64,
+) -> EpochLaws {
     let tf = t as f64;
     let mut ru = Vec::with_capacity(u.w.len());
     let mut au = Vec::with_capacity(u.w.len());
@@ -618,10 +796,27 @@ fn laws_of(u: &Upper, l: &Lower, t: u64, step: f64, cap: f64, ln_tail: f64) -> E
         let rd = outward::mul_down(i as f64, u.h) / tf;
         au.push((outward::up_by(-rd.ln(), 2), w));
     }
-    let remove_inf = outward::div_up(u.xi, tf).ln() + 1e-15;
-    let mut rl = Vec::with_capacity(l.w.len());
-    let mut al = Vec::with_capacity(l.w.len());
+    let mut remove_inf = outward::div_up(u.xi, tf).ln() + 1e-15;
+    let mut rl = Vec::with_capacity(l.w.len() + 1);
+    let mut al = Vec::with_capacity(l.w.len() + 1);
     let mut add_lower_inf = f64::NEG_INFINITY;
+    if let Some(br) = branch.as_ref().filter(|br| br.mass_up > 0.0) {
+        let rd = outward::down_by(br.b / tf, 2);
+        au.push((outward::up_by(-rd.ln(), 2), br.mass_up));
+        for &(x, m) in &br.upper {
+            let r = outward::div_up(x, tf);
+            ru.push((outward::up_by(r.ln(), 2), outward::mul_up(m, r)));
+        }
+        if br.xi > 0.0 {
+            remove_inf = log_add(remove_inf, outward::div_up(br.xi, tf).ln() + 1e-15);
+        }
+        for &(g_lo, g_hi, m) in &br.lower {
+            let r = outward::down_by(g_lo / tf, 2);
+            rl.push((outward::down_by(r.ln(), 2), outward::mul_down(m, r)));
+            let r = outward::up_by(g_hi / tf, 2);
+            al.push((outward::down_by(-r.ln(), 2), m));
+        }
+    }
     for j in 0..l.w.len() {
         let w = l.w[j];
         if w <= 0.0 {

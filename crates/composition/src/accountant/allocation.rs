@@ -39,7 +39,7 @@
 //! and `lower_laws`).
 
 use super::fft::{eta, fast_len, forward_inverse};
-use super::law::{gauss_legendre8, log_add, DiscreteLaw, CELL_REL_ERR};
+use super::law::{gauss_legendre8, log_add, DiscreteLaw, LossLaw, CELL_REL_ERR};
 use super::max_statistic::MAX_STEPS;
 use crate::error::{out_of_range, Result};
 use densities::normal::{cdf, sf, upper_quantile};
@@ -228,21 +228,22 @@ fn one_step(mu: f64, h: f64, k: usize, cut: bool) -> (Upper, Lower, f64) {
 /// summed on the grid) and its part on `K ≥ 1`, split further by the first such step j*
 /// and the geometric cell `[w_i, w_{i+1})` its ratio falls in. On that event `U ≥ w_i` and
 /// `E[U] = E[X | cell] + (j* − 1)E[X | X < b] + (t − j*)`, between `E[X | cell] + (t −
-/// 1)E[X | X < b]` and `E[X | cell] + t − 1`. Upper side (P‖Q): each event's U is spread
-/// onto `{w_i, c}` from the upper bound on its mean (more mean at c only raises δ_{P‖Q}),
-/// after its part above c went to c with its excess mean (at most `xi`) to `+∞`; Q‖P:
-/// the whole Q-mass at b (δ_{Q‖P} only grows when Q-mass moves down). Lower side: each
-/// event merged into its barycentre. A mixture of spreads (contractions) with the same
-/// weights is a spread (contraction) of the mixture, so both sides stay certified.
+/// 1)E[X | X < b]` and `E[X | cell] + t − 1`. Upper side (P‖Q, increasing and convex in
+/// U): each event's U is at most `w_{i+1} + R`, R the other steps, dominated in the
+/// increasing convex order by Scarf's law of R's mean and variance bounds
+/// ([`scarf_atoms`]), whose atoms are spread onto a geometric grid up to a far point c;
+/// Q‖P: the whole Q-mass at b (δ_{Q‖P} only grows when Q-mass moves down). Lower side:
+/// each event merged into its barycentre. A mixture of dominating (dominated) laws with
+/// the same weights dominates (is dominated by) the mixture, so both sides stay certified.
 #[derive(Debug, Clone)]
 struct Branch {
     /// A lower bound on U in the branch.
     b: f64,
     /// An upper bound on `Q(K ≥ 1)`.
     mass_up: f64,
-    /// Upper side of P‖Q: `(position, Q-mass)` (the spread's lower points, and c).
+    /// Upper side of P‖Q: `(position, Q-mass)` on the geometric grid.
     upper: Vec<(f64, f64)>,
-    /// An upper bound on `E_Q[U; U > c]` (P-moment at `+∞`).
+    /// Q-moment sent to `+∞` (P-mass `xi/t`): the excess past the grid's last point.
     xi: f64,
     /// Lower side: `(lowest, highest barycentre, Q-mass from below)` per event.
     lower: Vec<(f64, f64, f64)>,
@@ -258,9 +259,8 @@ impl Branch {
     /// one cell weigh `A·Q(cell)`, `A = (1 − (1 − p)^t)/p`. Cell masses and moments are
     /// differences of `Φ̄` (`E_Q[X; Z ≥ z] = Φ̄(z − μ)`, the log-normal's tilt).
     ///
-    /// The upper point: `U > c = t·x(z_c)` needs some step's `X > x(z_c)`, so by the union
-    /// bound `E_Q[U; U > c] ≤ t(Φ̄(z_c − μ) + (t − 1)Φ̄(z_c))`, with z_c where this is about
-    /// `e^{ln_tail}`.
+    /// The grid's far point `c = t·x(z_c)`, z_c where a step's mean above `x(z_c)` is
+    /// about `e^{ln_tail}/(2t)`: what lies past it goes to `+∞` with its excess mean.
     fn new(mu: f64, z_top: f64, top: f64, t: u64, ln_tail: f64) -> Self {
         // sf is accurate to about 1e-16 relative, and its argument z − μ to u|z|: 1e-13
         // covers both, and the ln1p/expm1 chains below.
@@ -286,12 +286,27 @@ impl Branch {
         // The far point and the moment beyond it.
         let z_c = mu + upper_quantile((ln_tail - (2.0 * tf).ln()).exp());
         let c = tf * x_of(z_c) * (1.0 + REL);
-        let xi = tf * (sf(z_c - mu) + (tf - 1.0) * sf(z_c)) * (1.0 + REL);
-        let (mut upper, mut lower) = (Vec::new(), Vec::new());
-        let mut mass_at_c = 0.0;
-        // Cells in z: [z_i, z_{i+1}), the last one open above (all of it at c).
+        let mut lower = Vec::new();
+        // The upper side on the geometric grid g_j = b·e^{j/2048} up to c.
+        let finite_c = c.is_finite() && c > b;
+        let n_g = if finite_c {
+            (((c / b).ln() * BRANCH_CELLS_PER_LN).ceil() as usize + 1).min(1 << 20)
+        } else {
+            1
+        };
+        let g: Vec<f64> = (0..=n_g)
+            .map(|j| b * (j as f64 / BRANCH_CELLS_PER_LN).exp())
+            .collect();
+        let mut up_w = vec![0.0; g.len()];
+        let mut excess = 0.0;
+        // The other steps R: mean at most t − 1, variance at most (t − 1)e^{μ²}/(1 − p);
+        // the Scarf law R* of that mean and variance dominates R in the increasing
+        // convex order (scarf_atoms), and U = W + R ≤ w_hi + R* on a cell's events.
+        let v = (tf - 1.0) * (mu * mu).exp() / (1.0 - pu) * (1.0 + REL);
+        let (rstar, r_excess) = scarf_atoms(tf - 1.0, v);
+        // Cells in z: [z_i, z_{i+1}), the last one open above.
         let dz = 1.0 / (BRANCH_CELLS_PER_LN * mu);
-        let z_end = if c.is_finite() && c > b {
+        let z_end = if finite_c {
             (c.ln() + 0.5 * mu * mu) / mu
         } else {
             z_top
@@ -304,7 +319,7 @@ impl Branch {
                 (0.0, 0.0, f64::INFINITY)
             } else {
                 let z = z_top + (i + 1) as f64 * dz;
-                (sf(z), sf(z - mu), x_of(z))
+                (sf(z), sf(z - mu), x_of(z) * (1.0 + REL))
             };
             let z_lo = z_top + i as f64 * dz;
             let w_lo = if i == 0 { b } else { x_of(z_lo) * (1.0 - REL) };
@@ -318,39 +333,38 @@ impl Branch {
                 continue;
             }
             let m_hi = outward::mul_up(a_hi, q_hi);
-            if last || c <= w_lo {
-                mass_at_c += m_hi;
+            if last || !w_hi.is_finite() {
+                // The open cell (U ≥ w_lo): its Q-mass at the last point at or below
+                // w_lo, its whole mean (A·(E[X; cell] + (t − 1)Q(cell)) at most) at +∞.
+                let j = g.iter().rposition(|&x| x <= w_lo).unwrap_or(0);
+                up_w[j] += m_hi;
+                excess += a_hi * (e_hi + (tf - 1.0) * q_hi) * (1.0 + REL);
             } else {
-                // Mean of U on the cell's events from above, spread onto {w_lo, c}.
-                let mean_hi = if q_lo > 0.0 {
-                    (e_hi / q_lo).min(w_hi * (1.0 + REL)) + (tf - 1.0)
-                } else {
-                    w_hi * (1.0 + REL) + (tf - 1.0)
-                };
-                let f = ((mean_hi - w_lo) / (c - w_lo) * (1.0 + 4.0 * REL)).clamp(0.0, 1.0);
-                upper.push((w_lo, m_hi * (1.0 - f) * (1.0 + REL)));
-                mass_at_c += m_hi * f * (1.0 + REL);
+                // Each atom of w_hi + R*, spread onto its two grid points (mean kept or
+                // raised), clamped up to b below, its excess past the top at +∞.
+                excess += m_hi * r_excess;
+                for &(r, pr) in &rstar {
+                    let mass = m_hi * pr * (1.0 + REL);
+                    let u = w_hi + r;
+                    spread_onto(&g, &mut up_w, &mut excess, u, mass);
+                }
             }
             let m_lo = a_lo * q_lo * (1.0 - REL);
             if m_lo > 0.0 && (e_hi / q_lo).is_finite() {
                 let x_lo = (e_lo / q_hi).max(w_lo);
-                let x_hi = (e_hi / q_lo).min(w_hi * (1.0 + REL));
+                let x_hi = (e_hi / q_lo).min(w_hi);
                 let g_lo = (x_lo + (tf - 1.0) * body_mean_lo) * (1.0 - REL);
                 let g_hi = (x_hi + (tf - 1.0)) * (1.0 + REL);
                 lower.push((g_lo, g_hi, m_lo));
             }
         }
-        let xi = if c.is_finite() && c > b {
-            if mass_at_c > 0.0 {
-                upper.push((c, mass_at_c));
-            }
-            xi
-        } else {
-            // No far point in range (c overflows at the largest shifts): the whole branch
-            // onto {b, +∞}, its mean bounded by the union bound over the steps above b.
-            upper = vec![(b, mass_up)];
-            tf * (sf(z_top - mu) + (tf - 1.0) * p) * (1.0 + REL)
-        };
+        let upper: Vec<(f64, f64)> = g
+            .iter()
+            .zip(&up_w)
+            .filter(|(_, &w)| w > 0.0)
+            .map(|(&x, &w)| (x, outward::up(w * (1.0 + 1e-12))))
+            .collect();
+        let xi = outward::up(excess * (1.0 + 1e-12));
         Branch {
             b,
             mass_up,
@@ -359,6 +373,100 @@ impl Branch {
             lower,
         }
     }
+}
+
+/// Points of the Scarf law's spread: `T` at `sinh(j/8)`, `|j| ≤ 120` (to 1.6e6).
+const SCARF_POINTS: i32 = 120;
+
+/// Atoms `(r, probability)` of a law that dominates, in the increasing convex order, every
+/// law of mean at most `m` and variance at most `v`, and the mean it leaves beyond its
+/// last atom (per unit of mass, sent to `+∞` by the caller).
+///
+/// Scarf's bound: over such laws, `sup E[(R − s)_+] = ½(√(v + (s − m)²) − (s − m))`,
+/// increasing in m and v. That is the call function of `R* = m + √v·T`, `T` with
+/// `E[(T − y)_+] = ½(√(1 + y²) − y)` (density `½(1 + y²)^{−3/2}`, CDF
+/// `½(1 + y/√(1 + y²))`, `E[T; T ≤ y] = −½(1 + y²)^{−1/2}`), so R* dominates them all.
+/// Its cells between the points are spread onto their ends (mean kept; rounded so that
+/// it only grows), its left tail moved up to the first point, its right tail's mass to
+/// the last point with its excess mean returned.
+fn scarf_atoms(m: f64, v: f64) -> (Vec<(f64, f64)>, f64) {
+    let sv = v.sqrt();
+    let s_of = |y: f64| (1.0 + y * y).sqrt();
+    // F(y) and 1 − F(y) without cancellation.
+    let cdf_t = |y: f64| {
+        let s = s_of(y);
+        if y <= 0.0 {
+            0.5 / (s * (s - y))
+        } else {
+            1.0 - 0.5 / (s * (s + y))
+        }
+    };
+    let sf_t = |y: f64| {
+        let s = s_of(y);
+        if y >= 0.0 {
+            0.5 / (s * (s + y))
+        } else {
+            1.0 - 0.5 / (s * (s - y))
+        }
+    };
+    let ys: Vec<f64> = (-SCARF_POINTS..=SCARF_POINTS)
+        .map(|j| (j as f64 / 8.0).sinh())
+        .collect();
+    let mut w = vec![0.0; ys.len()];
+    w[0] += cdf_t(ys[0]);
+    for j in 0..ys.len() - 1 {
+        let (a, b) = (ys[j], ys[j + 1]);
+        let mass = if b <= 0.0 {
+            cdf_t(b) - cdf_t(a)
+        } else if a >= 0.0 {
+            sf_t(a) - sf_t(b)
+        } else {
+            1.0 - cdf_t(a) - sf_t(b)
+        };
+        // E[T − a; cell] = ½(1/s_a − 1/s_b) − a·mass, its share at b raised by a bound on
+        // the rounding of that difference (the mean only grows).
+        let moment = 0.5 * (1.0 / s_of(a) - 1.0 / s_of(b)) - a * mass;
+        let slack = 8.0 * f64::EPSILON * (0.5 / s_of(a) + a.abs() * mass);
+        let up = ((moment + slack) / (b - a) * (1.0 + 1e-12)).clamp(0.0, mass);
+        w[j] += mass - up;
+        w[j + 1] += up;
+    }
+    let last = *ys.last().expect("points");
+    w[ys.len() - 1] += sf_t(last);
+    let tail = 0.5 / (s_of(last) + last) * (1.0 + 1e-12);
+    let atoms = ys
+        .iter()
+        .zip(&w)
+        .filter(|(_, &p)| p > 0.0)
+        .map(|(&y, &p)| (m + sv * y, p * (1.0 + 1e-12)))
+        .collect();
+    (atoms, sv * tail)
+}
+
+/// Adds `mass` at `u` to the grid `g` (increasing), spread onto the two points around it
+/// with its mean kept or raised; below `g[0]` it is moved up to `g[0]`, past the last
+/// point it goes there with its excess mean added to `excess`.
+fn spread_onto(g: &[f64], w: &mut [f64], excess: &mut f64, u: f64, mass: f64) {
+    let n = g.len();
+    if u.is_nan() || u <= g[0] {
+        w[0] += mass;
+        return;
+    }
+    if u >= g[n - 1] {
+        w[n - 1] += mass;
+        *excess += mass * (u - g[n - 1]) * (1.0 + 1e-12);
+        return;
+    }
+    let mut j = (((u / g[0]).ln() * BRANCH_CELLS_PER_LN) as usize).min(n - 2);
+    while j + 1 < n - 1 && g[j + 1] <= u {
+        j += 1;
+    }
+    while j > 0 && g[j] > u {
+        j -= 1;
+    }
+    let th = ((u - g[j]) / (g[j + 1] - g[j]) * (1.0 + 1e-12) + 1e-15).clamp(0.0, 1.0);
+    w[j] += mass * (1.0 - th);
+    w[j + 1] += mass * th;
 }
 
 /// The upper law on the grid `2h`: each odd point split in halves onto its neighbours.
@@ -697,7 +805,12 @@ const LN_BRANCH: f64 = -25.0;
 
 /// One step's laws on its first grid, its cap, the standard deviation of X and, when
 /// the grid is cut short of the `ln_tail` cap, the z at its top.
-fn first_step(mu: f64, t: u64, grid: EpochGrid) -> (Upper, Lower, f64, f64, Option<f64>) {
+fn first_step(
+    mu: f64,
+    t: u64,
+    grid: EpochGrid,
+    fine: f64,
+) -> (Upper, Lower, f64, f64, Option<f64>) {
     let sd = (mu * mu).exp_m1().sqrt();
     // The cap where one step's mean above it is e^{ln}.
     let cap_at = |ln: f64| {
@@ -705,7 +818,6 @@ fn first_step(mu: f64, t: u64, grid: EpochGrid) -> (Upper, Lower, f64, f64, Opti
         (mu * zc - 0.5 * mu * mu).exp().max(1.0 + 40.0 * sd)
     };
     let cap1 = cap_at(grid.ln_tail);
-    let fine = sd / grid.cells_per_sd;
     // The branch's top: where an epoch's chance of a step above it is e^{LN_BRANCH}.
     let z_b = upper_quantile((LN_BRANCH - (t as f64).ln()).exp());
     let top = (mu * z_b - 0.5 * mu * mu).exp().max(1.0 + 40.0 * sd);
@@ -725,7 +837,34 @@ fn first_step(mu: f64, t: u64, grid: EpochGrid) -> (Upper, Lower, f64, f64, Opti
 
 /// Both laws of the sum of `t` steps' ratios, by doubling (binary digits of t).
 fn build(mu: f64, t: u64, grid: EpochGrid) -> Result<EpochLaws> {
-    let (u1, l1, cap1, sd, z_top) = first_step(mu, t, grid);
+    let fine = (mu * mu).exp_m1().sqrt() / grid.cells_per_sd;
+    let mut laws = build_on(mu, t, grid, fine)?;
+    // Q‖P looks at small U, where X's body lies (its median is e^{−μ²/2}): at large
+    // shifts the first cell [0, h) holds much of it, and its spread onto {0, h} puts
+    // Q-mass at U = 0 (loss +∞ for Q‖P), up to Q(X < h)^t. That direction then takes its
+    // laws from a grid whose first cell holds at most e^{−30/t} of a step (its top then
+    // lower, at least 4t: the branch above it holds no Q‖P δ at ε ≥ 0).
+    let z_add = -upper_quantile((-30.0 / t as f64).exp());
+    let finer = (mu * z_add - 0.5 * mu * mu)
+        .exp()
+        .max(4.0 * t as f64 / grid.max_bins as f64);
+    if laws.add_upper.ln_inf_mass() > LN_ADD_INF && finer < 0.5 * fine {
+        let other = build_on(mu, t, grid, finer)?;
+        if other.add_upper.ln_inf_mass() < laws.add_upper.ln_inf_mass() {
+            laws.add_upper = other.add_upper;
+            laws.add_lower = other.add_lower;
+        }
+    }
+    Ok(laws)
+}
+
+/// `ln` of the Q‖P upper law's mass at `+∞` above which that direction is rebuilt on a
+/// grid fine at X's median (see [`build`]).
+const LN_ADD_INF: f64 = -25.0;
+
+/// [`build`] on a first grid of step `fine`.
+fn build_on(mu: f64, t: u64, grid: EpochGrid, fine: f64) -> Result<EpochLaws> {
+    let (u1, l1, cap1, sd, z_top) = first_step(mu, t, grid, fine);
     let branch = z_top.map(|z| Branch::new(mu, z, cap1, t, grid.ln_tail));
     let h0 = u1.h;
     // The cap of a sum of m steps: its body, 40 standard deviations, and one capped step.
@@ -876,4 +1015,83 @@ fn trimmed(mut atoms: Vec<(f64, f64)>, ln_inf: f64, ln_tail: f64, upper: bool) -
         ln_inf
     };
     DiscreteLaw::from_atoms(kept, ln_inf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `E[(R − s)_+]` of atoms, plus the mean they leave beyond their last one.
+    fn call_of(atoms: &[(f64, f64)], excess: f64, s: f64) -> f64 {
+        atoms
+            .iter()
+            .map(|&(r, p)| p * (r - s).max(0.0))
+            .sum::<f64>()
+            + excess
+    }
+
+    #[test]
+    fn scarf_atoms_dominate_every_law_of_that_mean_and_variance() {
+        // Independent references: the closed-form bound ½(√(v + (s − m)²) − (s − m)),
+        // attained at each s by a two-point law of mean m and variance v, and laws with
+        // less mean or variance (a log-normal sum's moments, a point mass).
+        for (m, v) in [(0.0, 1.0), (99.0, 5400.0), (9.0, 1e6)] {
+            let (atoms, excess) = scarf_atoms(m, v);
+            let mass: f64 = atoms.iter().map(|a| a.1).sum();
+            assert!((mass - 1.0).abs() < 1e-9, "mass {mass}");
+            let sd = f64::sqrt(v);
+            for k in -60..=60 {
+                let s = m + sd * (k as f64 / 4.0).sinh();
+                let star = call_of(&atoms, excess, s);
+                // ½(√(v + d²) − d), without the cancellation at large d.
+                let d = s - m;
+                let root = (v + d * d).sqrt();
+                let scarf = if d > 0.0 {
+                    0.5 * v / (root + d)
+                } else {
+                    0.5 * (root - d)
+                };
+                assert!(
+                    star >= scarf * (1.0 - 1e-12),
+                    "m {m} v {v} s {s}: {star} < {scarf}"
+                );
+                // Two-point laws of mean m, variance v: {m − sd·a, m + sd/a}.
+                for a in [0.01, 0.3, 1.0, 3.0, 100.0] {
+                    let (lo, hi) = (m - sd * a, m + sd / a);
+                    let p_hi = a * a / (1.0 + a * a);
+                    let two = p_hi * (hi - s).max(0.0) + (1.0 - p_hi) * (lo - s).max(0.0);
+                    assert!(star >= two * (1.0 - 1e-12), "m {m} v {v} s {s} a {a}");
+                }
+                assert!(star >= (m - s).max(0.0) * (1.0 - 1e-12));
+            }
+            // The spread is close to the law itself: within 2 % of Scarf's bound at its
+            // body (fails for a spread that over-disperses, e.g. √v doubled).
+            let body = call_of(&atoms, excess, m);
+            assert!(
+                body <= 0.51 * sd,
+                "m {m} v {v}: {body} against {}",
+                0.5 * sd
+            );
+        }
+    }
+
+    #[test]
+    fn spreads_onto_the_grid_keep_or_raise_the_mean() {
+        let g: Vec<f64> = (0..100).map(|j| 10.0 * (j as f64 / 2048.0).exp()).collect();
+        let mut w = vec![0.0; g.len()];
+        let mut excess = 0.0;
+        let pts = [5.0, 10.0, 10.001, 10.2, 10.4, 10.49, 11.0, 1e3];
+        for &u in &pts {
+            spread_onto(&g, &mut w, &mut excess, u, 1.0);
+        }
+        let mass: f64 = w.iter().sum();
+        let mean: f64 = g.iter().zip(&w).map(|(x, p)| x * p).sum::<f64>() + excess;
+        // 5 is moved up to 10 (only raises); the others keep their mean.
+        let want = 10.0 + pts[1..].iter().sum::<f64>();
+        assert!((mass - pts.len() as f64).abs() < 1e-9);
+        assert!(
+            mean >= want && mean <= want * (1.0 + 1e-9),
+            "{mean} against {want}"
+        );
+    }
 }

@@ -799,9 +799,11 @@ fn add(a: (&Upper, &Lower), b: (&Upper, &Lower), cap: f64, sd: f64) -> Result<(U
     ))
 }
 
-/// `ln` of an epoch's Q-chance of a step above the fine grid's top when the branch is
-/// used: the branch's spread moves about that much P-mass to its far point.
-const LN_BRANCH: f64 = -25.0;
+/// `ln` of an epoch's Q-chance of a step above the fine grid's top. Lower puts more of δ
+/// in the branch, whose upper side knows the other steps by two moments and whose lower
+/// side merges them into barycentres; higher makes the FFT sums span more orders of
+/// magnitude (docs/accountant.md §2.10: e^-18 was the best of e^-12 … e^-25 measured).
+const LN_BRANCH: f64 = -18.0;
 
 /// One step's laws on its first grid, its cap, the standard deviation of X and, when
 /// the grid is cut short of the `ln_tail` cap, the z at its top.

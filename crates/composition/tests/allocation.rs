@@ -609,3 +609,26 @@ fn large_shifts_with_few_steps_keep_the_add_direction_finite() {
         }
     }
 }
+
+#[test]
+fn shifts_beyond_three_are_refused_with_the_range() {
+    // σ = 0.1 and 0.05 (shifts 10 and 20) panicked in the FFT sums or ran for minutes.
+    for mu in [3.01f64, 10.0, 20.0, 50.0] {
+        assert!(epoch_laws(mu, 50, EpochGrid::default()).is_err(), "mu {mu}");
+    }
+    for sigma in ["0.1", "0.05", "0.3"] {
+        let e = format!("subsampled-gaussian:sigma={sigma},sampling=allocation,steps=50")
+            .parse::<composition::accountant::spec::MechanismSpec>()
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains("sensitivity/sigma") && e.contains("[1e-6, 3]"),
+            "{e}"
+        );
+    }
+    assert!(
+        "subsampled-gaussian:sigma=0.34,sampling=allocation,steps=50"
+            .parse::<composition::accountant::spec::MechanismSpec>()
+            .is_ok()
+    );
+}

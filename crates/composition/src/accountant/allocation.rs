@@ -87,7 +87,7 @@ pub struct EpochLaws {
     pub cap: f64,
 }
 
-/// The laws of `mu = s/σ ∈ [1e-6, 50]` with `t ∈ [1, 1e6]` steps an epoch, computed once
+/// The laws of `mu = s/σ ∈ [1e-6, 3]` with `t ∈ [1, 1e6]` steps an epoch, computed once
 /// per process for each `(mu, t, grid)` and shared.
 pub fn epoch_laws(mu: f64, t: u64, grid: EpochGrid) -> Result<Arc<EpochLaws>> {
     type Key = (u64, u64, u64, u64, usize);
@@ -114,9 +114,15 @@ pub fn epoch_laws(mu: f64, t: u64, grid: EpochGrid) -> Result<Arc<EpochLaws>> {
     Ok(laws)
 }
 
+/// Largest shift `μ = s/σ` an epoch's laws are built for: beyond, X's spread `e^{μ²}`
+/// leaves the grid a few cells for X's body or overflows, and the brackets become
+/// useless or the builds slow (σ = 0.3 at t = 50 took over a minute; shifts of 10 and 20
+/// overflowed).
+pub const MAX_SHIFT: f64 = 3.0;
+
 fn check(mu: f64, t: u64) -> Result<()> {
-    if !(mu.is_finite() && (1e-6..=50.0).contains(&mu)) {
-        return Err(out_of_range("sensitivity/sigma", mu, "[1e-6, 50]"));
+    if !(mu.is_finite() && (1e-6..=MAX_SHIFT).contains(&mu)) {
+        return Err(out_of_range("sensitivity/sigma", mu, "[1e-6, 3]"));
     }
     if !(1..=MAX_STEPS).contains(&t) {
         return Err(out_of_range("steps per epoch", t as f64, "[1, 1e6]"));

@@ -727,10 +727,13 @@ impl MechanismSpec {
             return Ok(None);
         };
         let mu = div_up(self.sensitivity, *sigma);
-        if !(1e-6..=50.0).contains(&mu) {
+        if !(1e-6..=super::allocation::MAX_SHIFT).contains(&mu) {
             return Err(SpecError(format!(
-                "{}: sensitivity/sigma = {mu:e} is outside the supported range [1e-6, 50]",
-                self.kind_name()
+                "{kind}: sensitivity/sigma = {mu:e} is outside the range [1e-6, {max}] of \
+                 balls-in-bins epochs (sigma at least sensitivity/{max}: beyond, an \
+                 epoch's likelihood ratio is too wide for its laws' grid)",
+                kind = self.kind_name(),
+                max = super::allocation::MAX_SHIFT
             )));
         }
         Ok(Some((mu, steps)))

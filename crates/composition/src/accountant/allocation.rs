@@ -83,7 +83,7 @@ pub struct EpochLaws {
     pub add_lower: DiscreteLaw,
     /// Step of the first grid (units of X, whose mean is 1).
     pub step: f64,
-    /// The cap on one step's ratio.
+    /// The top of one step's grid: its cap, or where the branch of large steps begins.
     pub cap: f64,
 }
 
@@ -289,7 +289,7 @@ impl Branch {
         // E[X | X < b] from below: (1 − Φ̄(z_top − μ))/(1 − p), at most 1.
         let body_mean_lo = (-(sf(z_top - mu) * (1.0 + REL)).min(1.0)).ln_1p() - (-pl).ln_1p();
         let body_mean_lo = (body_mean_lo.exp() * (1.0 - REL)).min(1.0);
-        // The far point and the moment beyond it.
+        // The far point: past it, what the upper side spreads goes to +∞ with its excess.
         let z_c = mu + upper_quantile((ln_tail - (2.0 * tf).ln()).exp());
         let c = tf * x_of(z_c) * (1.0 + REL);
         let mut lower = Vec::new();

@@ -16,7 +16,7 @@ all:
 check:
     cargo run --release -- check
 
-# Regenerate the extended figures (extended/*.toml: fig19b, about a minute).
+# Regenerate the extended figures (extended/*.toml: fig19b, about half a minute).
 extended:
     cargo run --release -- run --budget 600 extended/*.toml
 

@@ -425,3 +425,58 @@ fn settling_stops_early_on_the_right_side_and_keeps_the_truth_inside() {
         assert!(s.step > full.step, "not settled early: {s:?} vs {full:?}");
     }
 }
+
+/// `Composition::settles_at_step`, one end of the bracket on one grid step (the solver's
+/// closing pair): an upper end never settles "ε ≤ t" for a t below the exact ε, a lower
+/// end never settles "ε > t" for a t above it, at any step from coarse to fine; and 1 %
+/// from the exact ε each settles the right side at a step a plain refinement reaches. The
+/// exact ε: the Gaussian closed form (bisected); for the subsampled Gaussian (two
+/// directions, the upper end needs both) a two-sided bracket refined to 1e-6.
+#[test]
+fn one_end_on_one_step_settles_only_the_true_side() {
+    let (sigma, k, delta) = (3.0f64, 10u64, 1e-6);
+    let mu = (k as f64).sqrt() / sigma;
+    let d = |e: f64| phi(-e / mu + mu / 2.0) - e.exp() * phi(-e / mu - mu / 2.0);
+    let (mut a, mut b) = (0.0f64, 50.0f64);
+    for _ in 0..200 {
+        let m = 0.5 * (a + b);
+        if d(m) > delta {
+            a = m
+        } else {
+            b = m
+        }
+    }
+    let exact = 0.5 * (a + b);
+    let gauss: MechanismSpec = format!("gaussian:sigma={sigma},count={k}").parse().unwrap();
+    let sub: MechanismSpec = "subsampled-gaussian:sigma=0.9,q=0.01,count=2000"
+        .parse()
+        .unwrap();
+    let sub_full = accountant(std::slice::from_ref(&sub))
+        .unwrap()
+        .with_accuracy(1e-6)
+        .unwrap()
+        .epsilon(delta)
+        .unwrap();
+    for (spec, lo, hi) in [(gauss, exact, exact), (sub, sub_full.lower, sub_full.upper)] {
+        let comp = accountant(std::slice::from_ref(&spec)).unwrap();
+        let coarse = comp.epsilon(delta).unwrap().step * 16.0;
+        let mut settled = (false, false);
+        for i in 0..7 {
+            let step = coarse * 0.5f64.powi(i);
+            // Never the wrong side, however fine the step.
+            assert_eq!(
+                comp.settles_at_step(delta, lo * (1.0 - 1e-9), step, true),
+                Ok(Some(false)),
+                "{spec:?}: upper end below ε at step {step:e}"
+            );
+            assert_eq!(
+                comp.settles_at_step(delta, hi * (1.0 + 1e-9), step, false),
+                Ok(Some(false)),
+                "{spec:?}: lower end above ε at step {step:e}"
+            );
+            settled.0 |= comp.settles_at_step(delta, hi * 1.01, step, true) == Ok(Some(true));
+            settled.1 |= comp.settles_at_step(delta, lo * 0.99, step, false) == Ok(Some(true));
+        }
+        assert_eq!(settled, (true, true), "{spec:?}: 1 % from ε never settled");
+    }
+}

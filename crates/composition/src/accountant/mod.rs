@@ -574,6 +574,35 @@ impl Accountant {
         })
     }
 
+    /// One end of the bracket of `ε(δ)` (δ given as `ln δ`) on the grid step `step`
+    /// (aligned as refinement aligns it), computed on the calling thread: the upper end
+    /// with `upper`, else the lower. The solver's closing pair asks each of two values
+    /// for one end only (docs/accountant.md §10.3).
+    pub(crate) fn epsilon_side_at_step(
+        &self,
+        ln_delta: f64,
+        step: f64,
+        upper: bool,
+    ) -> Result<f64> {
+        if !(ln_delta < 0.0 && ln_delta > -1e6) {
+            return Err(out_of_range("ln delta", ln_delta, "(-1e6, 0)"));
+        }
+        let step = self.align(step);
+        let tail = self.ln_tail(ln_delta);
+        let grids = self.grid_cells(step, tail, f64::INFINITY, Focus::Epsilon(ln_delta))?;
+        self.work.metered(|| {
+            let lats = self.side_lattices(&grids, upper, tail)?;
+            let q = EpsQuestion {
+                ln_target: ln_delta,
+                upper,
+                max_bins: self.max_bins,
+                ln_tail: tail,
+                jumps: self.jumps(),
+            };
+            eps_at(&self.factors(&lats), &q)
+        })
+    }
+
     /// `(ln lower, ln upper)` bracket of `δ(ε)` on a fixed grid step, without refinement.
     pub fn ln_delta_at_step(&self, eps: f64, step: f64) -> Result<(f64, f64)> {
         self.delta_step(eps, step, self.ln_tail(-753.0))

@@ -394,6 +394,8 @@ struct Eval {
     half: f64,
     /// The accountant reached the accuracy it was asked for.
     met: bool,
+    /// The grid step of the binding target's bracket (NaN where it has none).
+    step: f64,
 }
 
 impl Solver {
@@ -482,6 +484,7 @@ impl Solver {
             margin: f64::NEG_INFINITY,
             half: 0.0,
             met: true,
+            step: f64::NAN,
         };
         for t in &self.targets {
             let e = match *t {
@@ -504,6 +507,7 @@ impl Solver {
                             margin: 0.5 * (ml + mu),
                             half: 0.5 * (mu - ml),
                             met: a.accuracy_met,
+                            step: a.step,
                         }
                     }
                     Err(e) => return Err(self.accountant_error(e, v)),
@@ -527,6 +531,7 @@ impl Solver {
                             margin: 0.5 * (ml + mu),
                             half: 0.5 * (mu - ml),
                             met: a.accuracy_met,
+                            step: a.step,
                         }
                     }
                     // δ below the mass of the infinite loss: ε = ∞ at this value.
@@ -535,6 +540,7 @@ impl Solver {
                         margin: f64::INFINITY,
                         half: 0.0,
                         met: true,
+                        step: f64::NAN,
                     },
                     Err(e) => return Err(self.accountant_error(e, v)),
                 },
@@ -559,6 +565,7 @@ impl Solver {
                         margin: 0.5 * (ml + mu),
                         half: 0.5 * (mu - ml),
                         met: p.upper - p.lower <= acc * (1.0 - p.lower).max(1e-300),
+                        step: f64::NAN,
                     }
                 }
             };
@@ -570,10 +577,56 @@ impl Solver {
             if e.margin > all.margin || (e.margin.is_nan() && !all.margin.is_nan()) {
                 all.margin = e.margin;
                 all.half = e.half;
+                all.step = e.step;
             }
             all.met &= e.met;
         }
         Ok(all)
+    }
+
+    /// The closing pair (docs/accountant.md §10.3): the upper end of ε(δ) at `vm` and the
+    /// lower end at `vf`, each on the grid step `step`, side by side on two threads (one
+    /// end each: together about the cost of one two-sided evaluation). Whether each is
+    /// certified on its side of `epsilon` (`vm` meets, `vf` fails; a value not given is
+    /// not); `None` where one end cannot tell (the caller goes on with two-sided
+    /// evaluations).
+    fn pair(
+        &self,
+        vm: Option<f64>,
+        vf: Option<f64>,
+        step: f64,
+        epsilon: f64,
+        delta: f64,
+    ) -> Result<Option<(bool, bool)>, SolveError> {
+        if self.work.cancelled() {
+            return Err(SolveError::Interrupted);
+        }
+        let end = |v: Option<f64>, upper: bool| -> Result<Option<bool>, SolveError> {
+            let Some(v) = v else {
+                return Ok(Some(false));
+            };
+            let specs = self.template.instantiate(v)?;
+            let comp = accountant(&specs)
+                .map_err(|e| SolveError::Input(e.0))?
+                .with_work(self.work.clone())
+                .with_accuracy(MIN_EVAL_ACCURACY)
+                .map_err(|e| SolveError::Input(e.to_string()))?;
+            match comp.settles_at_step(delta, epsilon, step, upper) {
+                Ok(r) => Ok(r),
+                Err(CompositionError::Interrupted) => Err(SolveError::Interrupted),
+                // Not evaluable on this step: the two-sided route will say why.
+                Err(_) => Ok(None),
+            }
+        };
+        let (m, f) = std::thread::scope(|s| {
+            let h = s.spawn(|| end(vf, false));
+            let m = end(vm, true);
+            (m, h.join().expect("closing-pair thread"))
+        });
+        Ok(match (m?, f?) {
+            (Some(a), Some(b)) => Some((a, b)),
+            _ => None,
+        })
     }
 
     fn accountant_error(&self, e: CompositionError, v: f64) -> SolveError {
@@ -614,6 +667,56 @@ impl Solver {
             // Not evaluable alone: the search will say what it finds.
             Err(_) => Ok(false),
         }
+    }
+
+    /// Where and on which grid step the closing pair asks (docs/accountant.md §10.3):
+    /// `(meets candidate, fails candidate, step)` in ln of the unknown, each candidate
+    /// `0.49·tol` from the root estimate `r` (uncertainty `u`, slope `k`, `d` the meeting
+    /// side's sign); a candidate is left out when the end already found there is nearer
+    /// the root. The step is the last evaluation's, scaled by the square root of the
+    /// margin each end must resolve over the width it reached (the bracket narrows like
+    /// the step squared), with a fifth to spare. `None` when the root is not known well
+    /// enough for both ends to be decided.
+    #[allow(clippy::too_many_arguments)]
+    fn pair_plan(
+        &self,
+        r: f64,
+        u: f64,
+        k: f64,
+        d: f64,
+        tol: f64,
+        last: Eval,
+        x_m: Option<f64>,
+        x_f: Option<f64>,
+        snap: &dyn Fn(f64, bool) -> f64,
+    ) -> Option<(Option<f64>, Option<f64>, f64)> {
+        if !(u <= 0.3 * tol && last.step.is_finite() && last.step > 0.0 && last.half > 0.0) {
+            return None;
+        }
+        let half_tol = 0.49 * tol;
+        // An end already within reach of the root stays; the other goes 0.98·tol from it.
+        let (cm, cf) = match (x_m, x_f) {
+            (Some(m), _) if d * (m - r) > 0.0 && d * (m - r) <= half_tol => {
+                (None, Some(snap(m - d * 0.98 * tol, d < 0.0)))
+            }
+            (_, Some(f)) if d * (r - f) > 0.0 && d * (r - f) <= half_tol => {
+                (Some(snap(f + d * 0.98 * tol, d > 0.0)), None)
+            }
+            _ => (
+                Some(snap(r + d * half_tol, d > 0.0)),
+                Some(snap(r - d * half_tol, d < 0.0)),
+            ),
+        };
+        // The margin each end must resolve, in ln ε.
+        let need = |c: Option<f64>, side: f64| -> f64 {
+            c.map_or(f64::INFINITY, |c| k.abs() * (side * d * (c - r) - u))
+        };
+        let e = need(cm, 1.0).min(need(cf, -1.0));
+        if !(e > 0.0 && e.is_finite()) {
+            return None;
+        }
+        let step = last.step * (0.8 * e / (2.0 * last.half)).sqrt();
+        Some((cm, cf, step.clamp(0.25 * last.step, 4.0 * last.step)))
     }
 
     /// The certified pair (docs/accountant.md §10).
@@ -679,6 +782,17 @@ impl Solver {
                 (m - f).abs() <= tol
             }
         };
+        // The closing pair needs one (ε, δ) target with ε > 0 and a real unknown; it is
+        // tried once the root is known to a third of the tolerance, after each two-sided
+        // evaluation, twice at most.
+        let pair_target = match self.targets.as_slice() {
+            [Target::Privacy { epsilon, delta }] if *epsilon > 0.0 && !integer => {
+                Some((*epsilon, *delta))
+            }
+            _ => None,
+        };
+        let mut pair_tries = 0;
+        let mut fresh = false;
         loop {
             if let (Some(m), Some(f)) = (x_m, x_f) {
                 if gap_done(m, f) {
@@ -688,9 +802,53 @@ impl Solver {
             if evaluations >= MAX_EVALUATIONS || self.work.exhausted() {
                 break;
             }
+            if let (Some((eps_t, delta_t)), Some((r, u)), Some(&(_, last)), true) =
+                (pair_target, best, pts.last(), fresh && pair_tries < 2)
+            {
+                fresh = false;
+                if let Some((vm, vf, step)) = self.pair_plan(r, u, k, d, tol, last, x_m, x_f, &snap)
+                {
+                    pair_tries += 1;
+                    let t0 = std::time::Instant::now();
+                    let got = self.pair(vm.map(value), vf.map(value), step, eps_t, delta_t)?;
+                    evaluations += usize::from(vm.is_some()) + usize::from(vf.is_some());
+                    if std::env::var_os("DPW_SOLVE_TRACE").is_some() {
+                        eprintln!(
+                            "solve: pair {:?} / {:?} at step {step:.3e}: {got:?} {:.3} s",
+                            vm.map(value),
+                            vf.map(value),
+                            t0.elapsed().as_secs_f64()
+                        );
+                    }
+                    if let Some((ok_m, ok_f)) = got {
+                        if let (true, Some(v)) = (ok_m, vm) {
+                            x_m = Some(x_m.map_or(v, |m| if d * (v - m) < 0.0 { v } else { m }));
+                        }
+                        if let (true, Some(v)) = (ok_f, vf) {
+                            x_f = Some(x_f.map_or(v, |f| if d * (v - f) > 0.0 { v } else { f }));
+                        }
+                        // An end that did not settle: ask it two-sided next, only
+                        // which side it is on.
+                        let open = match (ok_m, ok_f) {
+                            (false, _) if vm.is_some() => vm,
+                            (_, false) if vf.is_some() => vf,
+                            _ => None,
+                        };
+                        if let Some(o) = open {
+                            x = o;
+                            settle = true;
+                            acc = acc.min(0.5 * k.abs() * tol).max(MIN_EVAL_ACCURACY);
+                        }
+                    } else {
+                        pair_tries = 2;
+                    }
+                    continue;
+                }
+            }
             let v = value(x);
             let used = acc;
             evaluations += 1;
+            let t0 = std::time::Instant::now();
             let e = match self.evaluate(v, acc, settle) {
                 Ok(e) => e,
                 // The accountant could not resolve this value (e.g. ε in the hundreds
@@ -716,8 +874,8 @@ impl Solver {
             };
             if std::env::var_os("DPW_SOLVE_TRACE").is_some() {
                 eprintln!(
-                    "solve: {} = {v:e} acc {acc:.1e}: {:?} margin {:.3e} ± {:.1e} (slope {k:.3})",
-                    self.template.key, e.status, e.margin, e.half
+                    "solve: {} = {v:e} acc {acc:.1e}{}: {:?} margin {:.3e} ± {:.1e} (slope {k:.3}) {:.3} s",
+                    self.template.key, if settle {" settle"} else {""}, e.status, e.margin, e.half, t0.elapsed().as_secs_f64()
                 );
             }
             match e.status {
@@ -753,6 +911,7 @@ impl Solver {
                 best = Some((r, e.half / k.abs() + 0.5 * (x - r).powi(2)));
             }
             pts.push((x, e));
+            fresh = true;
             if let (Some(m), Some(f)) = (x_m, x_f) {
                 if gap_done(m, f) {
                     break;

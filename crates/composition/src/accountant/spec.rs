@@ -865,6 +865,51 @@ impl Composition {
         }
     }
 
+    /// Whether one end of the bracket of ε(δ), on the grid step `step`, settles the
+    /// solver's question at `threshold`: with `upper`, that ε ≤ `threshold` (the forward
+    /// direction's upper end at `step` at most it, and the reverse one's, refined until
+    /// it is or its accuracy is met); else that ε > `threshold` (the forward direction's
+    /// lower end at `step` above it). `Ok(false)` means only "not settled by this end".
+    /// `None` where one end is not enough to tell (dominated lower laws, §2.10) or δ is
+    /// out of range: the caller asks [`Self::epsilon_settling`] instead. The forward
+    /// direction's end is computed on the calling thread (docs/accountant.md §10.3).
+    pub fn settles_at_step(
+        &self,
+        delta: f64,
+        threshold: f64,
+        step: f64,
+        upper: bool,
+    ) -> crate::error::Result<Option<bool>> {
+        if !(delta > 0.0 && delta < 1.0) || self.lower.is_some() || step.is_nan() || step <= 0.0 {
+            return Ok(None);
+        }
+        let ln_delta = delta.ln();
+        let (Some(r), true) = (&self.reverse, upper) else {
+            let end = self.forward.epsilon_side_at_step(ln_delta, step, upper)?;
+            return Ok(Some(if upper {
+                end <= threshold
+            } else {
+                end > threshold
+            }));
+        };
+        // Both directions' upper ends on the same step, side by side; the reverse one is
+        // refined further only when that step does not settle it.
+        let (f, b) = std::thread::scope(|s| {
+            let h = s.spawn(|| r.epsilon_side_at_step(ln_delta, step, true));
+            let f = self.forward.epsilon_side_at_step(ln_delta, step, true);
+            (f, h.join().expect("reverse-direction thread"))
+        });
+        if f? > threshold {
+            return Ok(Some(false));
+        }
+        if b? <= threshold {
+            return Ok(Some(true));
+        }
+        Ok(Some(
+            r.epsilon_ln_until(ln_delta, threshold)?.upper <= threshold,
+        ))
+    }
+
     /// Certified bracket of δ(ε): the larger over the two directions (the reverse one
     /// refined only while it may exceed the forward one).
     pub fn delta(&self, eps: f64) -> crate::error::Result<super::Answer> {

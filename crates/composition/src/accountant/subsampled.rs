@@ -48,6 +48,9 @@ pub struct SubsampledLaw {
 
 const LN_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
 
+/// Where a Gaussian cell's left tail is cut (in units of σ): see `cell_given`.
+const FAR_Y: f64 = 40.0;
+
 impl SubsampledLaw {
     /// `μ` = sensitivity/scale in `[1e-6, 50]` (one use at μ = 50 is already ε ≈ 50, no
     /// privacy left to account), `q` in `[1e-9, 1]`.
@@ -321,11 +324,23 @@ impl SubsampledLaw {
             Base::Gaussian => (u.unwrap_or(0.0), v.unwrap_or(0.0)),
         };
         let (u, v) = if u < v { (u, v) } else { (v, u) };
+        // Far in the left tail (y < −40, where every component's log-density falls by
+        // more than |y| per unit of y) all but a relative e^{-80} of the cell's P-mass,
+        // and of its m, lies within 80/|v| of the inner end v: the rest, thousands of
+        // units long at large σ (a cell at the bounded end of the loss range), is
+        // dropped (far inside `CELL_REL_ERR`), and the pieces shrink with the density's
+        // scale 1/|v| (docs/accountant.md §3.1).
+        let (u, per_unit) = if self.base == Base::Gaussian {
+            let w = v.min(-FAR_Y);
+            (u.max(w - 2.0 * FAR_Y / w.abs()), 32.0 * w.abs() / FAR_Y)
+        } else {
+            (u, 32.0)
+        };
         // Near the bounded end of the loss range one cell spans a long y-interval over
-        // which the density changes by many orders: pieces of width ≤ 1/32.
+        // which the density changes by many orders: pieces of width ≤ 1/per_unit.
         let ln_p = |y: f64| self.ln_p(y);
         let loss = |y: f64| self.loss(y);
-        let (lp, lm) = cell_in_output(u, v, 32.0, a, &ln_p, &loss);
+        let (lp, lm) = cell_in_output(u, v, per_unit, a, &ln_p, &loss);
         (lp, lm)
     }
 

@@ -13,6 +13,7 @@ dp_accounting is never a dependency of dpw; install it in a virtualenv outside t
 """
 import argparse
 import json
+import multiprocessing
 import resource
 import subprocess
 import time
@@ -68,13 +69,12 @@ def check(dpw, spec, eps, delta):
     return f"undecided ([{lo:.6g}, {up:.6g}])"
 
 
-def dpa_sigma(kind, q, steps, eps, delta):
+def _calibrate(kind, q, steps, eps, delta, out):
     make = (
         (lambda: pld_privacy_accountant.PLDAccountant())
         if kind == "pld"
         else (lambda: rdp_privacy_accountant.RdpAccountant())
     )
-    t = time.time()
     try:
         s = dp_accounting.calibrate_dp_mechanism(
             make,
@@ -83,9 +83,24 @@ def dpa_sigma(kind, q, steps, eps, delta):
             delta,
             dp_accounting.LowerEndpointAndGuess(0.05, 1.0),
         )
+        out.put((s, ""))
     except Exception as e:  # noqa: BLE001 (report whatever it raises)
-        return None, time.time() - t, f"{type(e).__name__}: {e}"
-    return s, time.time() - t, ""
+        out.put((None, f"{type(e).__name__}: {e}"))
+
+
+def dpa_sigma(kind, q, steps, eps, delta, timeout):
+    """dp_accounting's calibration in a child process, stopped after `timeout` seconds."""
+    out = multiprocessing.Queue()
+    p = multiprocessing.Process(target=_calibrate, args=(kind, q, steps, eps, delta, out))
+    t = time.time()
+    p.start()
+    p.join(timeout)
+    if p.is_alive():
+        p.kill()
+        p.join()
+        return None, time.time() - t, f"not finished after {timeout:.0f} s (stopped)"
+    s, err = out.get()
+    return s, time.time() - t, err
 
 
 def dpa_count(kind, sigma, q, eps, delta):
@@ -116,6 +131,12 @@ def dpa_count(kind, sigma, q, eps, delta):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dpw", default="target/release/dpw")
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=900.0,
+        help="seconds after which a dp_accounting calibration is stopped",
+    )
     a = ap.parse_args()
     print("| question | dpw solve (certified) | dpw time, peak memory | dp_accounting PLD | its time | by dpw | dp_accounting RDP | its time | by dpw |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -127,7 +148,7 @@ def main():
         ours = f"[{r['fails']:.6g}, {r['meets']:.6g}]" if r else err
         cells = [f"sigma for q={q}, T={steps:g}, eps={eps}, delta={delta:g}", ours, f"{wall:.2f} s, {mem:.0f} MB"]
         for kind in ("pld", "rdp"):
-            s, t, e = dpa_sigma(kind, q, steps, eps, delta)
+            s, t, e = dpa_sigma(kind, q, steps, eps, delta, a.timeout)
             if s is None:
                 cells += [e, f"{t:.2f} s", ""]
             else:

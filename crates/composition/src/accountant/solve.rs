@@ -674,9 +674,10 @@ impl Solver {
     /// `0.49·tol` from the root estimate `r` (uncertainty `u`, slope `k`, `d` the meeting
     /// side's sign); a candidate is left out when the end already found there is nearer
     /// the root. The step is the last evaluation's, scaled by the square root of the
-    /// margin each end must resolve over the width it reached (the bracket narrows like
-    /// the step squared), with a fifth to spare. `None` when the root is not known well
-    /// enough for both ends to be decided.
+    /// margin each end must resolve over the width it reached when that is finer (the
+    /// bracket narrows like the step squared), linearly and at most 2× when coarser,
+    /// with a fifth to spare. `None` when the root is not known well enough for both
+    /// ends to be decided.
     #[allow(clippy::too_many_arguments)]
     fn pair_plan(
         &self,
@@ -715,8 +716,15 @@ impl Solver {
         if !(e > 0.0 && e.is_finite()) {
             return None;
         }
-        let step = last.step * (0.8 * e / (2.0 * last.half)).sqrt();
-        Some((cm, cf, step.clamp(0.25 * last.step, 4.0 * last.step)))
+        // Finer: the bracket narrows like the step squared. Coarser: only like the step
+        // itself is assumed (a few uses narrow less regularly), and at most 2×.
+        let ratio = 0.8 * e / (2.0 * last.half);
+        let scale = if ratio >= 1.0 {
+            ratio.min(2.0)
+        } else {
+            ratio.sqrt().max(0.25)
+        };
+        Some((cm, cf, last.step * scale))
     }
 
     /// The certified pair (docs/accountant.md §10).
@@ -979,7 +987,15 @@ impl Solver {
                     // Resolve the margin at this distance from the root.
                     // (For count, off ≥ 0.45/n keeps it coarse enough to part n and n + 1
                     // without asking more.)
-                    acc = (0.3 * k.abs() * off).clamp(MIN_EVAL_ACCURACY, COARSE_ACCURACY);
+                    // With the closing pair ahead, the root needs only a sixth of the
+                    // tolerance (the pair then needs it within 0.3): no finer than
+                    // `0.3·|slope|·tol`.
+                    let reach = if pair_target.is_some() && pair_tries < 2 {
+                        off.max(tol)
+                    } else {
+                        off
+                    };
+                    acc = (0.3 * k.abs() * reach).clamp(MIN_EVAL_ACCURACY, COARSE_ACCURACY);
                     // An evaluation that closes the gap if it lands on its expected side
                     // is only asked which side it is on: refined until that is settled
                     // (or to `acc`), not to `acc` (§10.3).

@@ -382,15 +382,9 @@ fn subsampled_attack_risk_meets_and_fails_by_the_definition() {
     assert!(s.meets / s.fails.unwrap() - 1.0 <= 1e-3 * (1.0 + 1e-9));
 }
 
-/// `Composition::epsilon_settling`, the solver's question "is ε at most t?": a threshold 5 %
-/// from the exact ε (the Gaussian closed form, bisected) is settled on the right side at a
-/// coarser step than the full accuracy needs, with the exact ε inside the bracket; a
-/// threshold at the exact ε cannot be settled and gets the full accuracy. For the
-/// subsampled Gaussian (two directions, the reverse one refined only while it matters) the
-/// settled bracket overlaps the full one and settles on the side the full one says.
-#[test]
-fn settling_stops_early_on_the_right_side_and_keeps_the_truth_inside() {
-    let (sigma, k, delta) = (3.0f64, 10u64, 1e-6);
+/// ε(δ) of k Gaussian uses at noise σ from the closed form δ(ε) of μ-GDP, μ = √k/σ,
+/// bisected to the last bit.
+fn gaussian_epsilon(sigma: f64, k: u64, delta: f64) -> f64 {
     let mu = (k as f64).sqrt() / sigma;
     let d = |e: f64| phi(-e / mu + mu / 2.0) - e.exp() * phi(-e / mu - mu / 2.0);
     let (mut a, mut b) = (0.0f64, 50.0f64);
@@ -402,7 +396,19 @@ fn settling_stops_early_on_the_right_side_and_keeps_the_truth_inside() {
             b = m
         }
     }
-    let exact = 0.5 * (a + b);
+    0.5 * (a + b)
+}
+
+/// `Composition::epsilon_settling`, the solver's question "is ε at most t?": a threshold 5 %
+/// from the exact ε (the Gaussian closed form, bisected) is settled on the right side at a
+/// coarser step than the full accuracy needs, with the exact ε inside the bracket; a
+/// threshold at the exact ε cannot be settled and gets the full accuracy. For the
+/// subsampled Gaussian (two directions, the reverse one refined only while it matters) the
+/// settled bracket overlaps the full one and settles on the side the full one says.
+#[test]
+fn settling_stops_early_on_the_right_side_and_keeps_the_truth_inside() {
+    let (sigma, k, delta) = (3.0f64, 10u64, 1e-6);
+    let exact = gaussian_epsilon(sigma, k, delta);
     let spec: MechanismSpec = format!("gaussian:sigma={sigma},count={k}").parse().unwrap();
     let comp = accountant(&[spec]).unwrap().with_accuracy(1e-6).unwrap();
     let full = comp.epsilon(delta).unwrap();
@@ -450,18 +456,7 @@ fn settling_stops_early_on_the_right_side_and_keeps_the_truth_inside() {
 #[test]
 fn one_end_on_one_step_settles_only_the_true_side() {
     let (sigma, k, delta) = (3.0f64, 10u64, 1e-6);
-    let mu = (k as f64).sqrt() / sigma;
-    let d = |e: f64| phi(-e / mu + mu / 2.0) - e.exp() * phi(-e / mu - mu / 2.0);
-    let (mut a, mut b) = (0.0f64, 50.0f64);
-    for _ in 0..200 {
-        let m = 0.5 * (a + b);
-        if d(m) > delta {
-            a = m
-        } else {
-            b = m
-        }
-    }
-    let exact = 0.5 * (a + b);
+    let exact = gaussian_epsilon(sigma, k, delta);
     let gauss: MechanismSpec = format!("gaussian:sigma={sigma},count={k}").parse().unwrap();
     let sub: MechanismSpec = "subsampled-gaussian:sigma=0.9,q=0.01,count=2000"
         .parse()

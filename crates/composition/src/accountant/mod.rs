@@ -563,15 +563,19 @@ impl Accountant {
     fn eps_step(&self, ln_delta: f64, step: f64, tail: f64) -> Result<(f64, f64)> {
         let focus = Focus::Epsilon(ln_delta);
         self.both_sides(step, tail, f64::INFINITY, focus, |f, upper| {
-            let q = EpsQuestion {
-                ln_target: ln_delta,
-                upper,
-                max_bins: self.max_bins,
-                ln_tail: tail,
-                jumps: self.jumps(),
-            };
-            eps_at(f, &q)
+            eps_at(f, &self.eps_question(ln_delta, upper, tail))
         })
+    }
+
+    /// The ε(δ) question asked of one side's discretised composition.
+    fn eps_question(&self, ln_delta: f64, upper: bool, tail: f64) -> EpsQuestion {
+        EpsQuestion {
+            ln_target: ln_delta,
+            upper,
+            max_bins: self.max_bins,
+            ln_tail: tail,
+            jumps: self.jumps(),
+        }
     }
 
     /// One end of the bracket of `ε(δ)` (δ given as `ln δ`) on the grid step `step`
@@ -592,14 +596,10 @@ impl Accountant {
         let grids = self.grid_cells(step, tail, f64::INFINITY, Focus::Epsilon(ln_delta))?;
         self.work.metered(|| {
             let lats = self.side_lattices(&grids, upper, tail)?;
-            let q = EpsQuestion {
-                ln_target: ln_delta,
-                upper,
-                max_bins: self.max_bins,
-                ln_tail: tail,
-                jumps: self.jumps(),
-            };
-            eps_at(&self.factors(&lats), &q)
+            eps_at(
+                &self.factors(&lats),
+                &self.eps_question(ln_delta, upper, tail),
+            )
         })
     }
 

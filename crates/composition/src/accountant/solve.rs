@@ -20,7 +20,7 @@
 //! generalised). `DPW_SOLVE_TRACE=1` prints each evaluation to stderr (a debugging aid;
 //! no answer depends on it).
 
-use super::spec::{accountant, MechanismSpec};
+use super::spec::{accountant, Composition, MechanismSpec};
 use super::Work;
 use crate::error::CompositionError;
 use densities::outward;
@@ -463,6 +463,15 @@ impl Solver {
         self.evaluate_specs(&specs, acc, v, settle)
     }
 
+    /// The composition of `specs`, charging the search's work, at accuracy `acc`.
+    fn composition(&self, specs: &[MechanismSpec], acc: f64) -> Result<Composition, SolveError> {
+        accountant(specs)
+            .map_err(|e| SolveError::Input(e.0))?
+            .with_work(self.work.clone())
+            .with_accuracy(acc)
+            .map_err(|e| SolveError::Input(e.to_string()))
+    }
+
     /// One certified evaluation of `specs` (the unknown at `v`, for messages).
     fn evaluate_specs(
         &self,
@@ -474,11 +483,7 @@ impl Solver {
         if self.work.cancelled() {
             return Err(SolveError::Interrupted);
         }
-        let comp = accountant(specs)
-            .map_err(|e| SolveError::Input(e.0))?
-            .with_work(self.work.clone())
-            .with_accuracy(acc.clamp(MIN_EVAL_ACCURACY, 0.5))
-            .map_err(|e| SolveError::Input(e.to_string()))?;
+        let comp = self.composition(specs, acc.clamp(MIN_EVAL_ACCURACY, 0.5))?;
         let mut all = Eval {
             status: Status::Meets,
             margin: f64::NEG_INFINITY,
@@ -605,12 +610,7 @@ impl Solver {
             let Some(v) = v else {
                 return Ok(Some(false));
             };
-            let specs = self.template.instantiate(v)?;
-            let comp = accountant(&specs)
-                .map_err(|e| SolveError::Input(e.0))?
-                .with_work(self.work.clone())
-                .with_accuracy(MIN_EVAL_ACCURACY)
-                .map_err(|e| SolveError::Input(e.to_string()))?;
+            let comp = self.composition(&self.template.instantiate(v)?, MIN_EVAL_ACCURACY)?;
             match comp.settles_at_step(delta, epsilon, step, upper) {
                 Ok(r) => Ok(r),
                 Err(CompositionError::Interrupted) => Err(SolveError::Interrupted),

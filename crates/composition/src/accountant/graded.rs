@@ -330,6 +330,7 @@ mod tests {
                     max_bins: bins,
                     ln_tail: tail,
                     jumps: false,
+                    center: f64::NAN,
                 };
                 eps_at(f, &question)
             })

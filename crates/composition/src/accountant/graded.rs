@@ -331,6 +331,7 @@ mod tests {
                     ln_tail: tail,
                     jumps: false,
                     center: f64::NAN,
+                    accuracy: 1e-4,
                 };
                 eps_at(f, &question)
             })

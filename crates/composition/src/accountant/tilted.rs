@@ -637,6 +637,16 @@ const DIRECT_DFT_ABOVE: f64 = 1e-8;
 /// Tail target of the window, as a natural logarithm of tilted mass.
 const LN_ALIAS: f64 = -50.0;
 
+/// The loss range a window tilted at `lambda` spans (without its extension for an
+/// untilted tail, [`TiltedSum::with_abs_tail`]'s `ln_abs_hi`): between the Chernoff levels
+/// where each tilted tail is `e^{−50}`. A cost estimate, before any transform.
+pub(crate) fn window_span(cum: &Cumulants, lambda: f64) -> f64 {
+    let (base, mean, var) = cum.total(lambda);
+    let l = chernoff_level(cum, lambda, base, LN_ALIAS, false, mean, var);
+    let h = chernoff_level(cum, lambda, base, LN_ALIAS, true, mean, var);
+    h - l
+}
+
 impl TiltedSum {
     /// Composes `factors` tilted by `lambda` on a window that holds all but `e^{−50}` of
     /// the tilted mass on each side; errors when the window needs more than `max_len` bins.

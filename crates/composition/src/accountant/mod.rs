@@ -1161,7 +1161,7 @@ pub(crate) fn eps_at(factors: &[Factor], q: &EpsQuestion) -> Result<f64> {
 const ROUNDOFF_PER_BIN: f64 = 3e-14;
 
 /// The share of the accuracy asked that the first window's round-off may take.
-const ROUNDOFF_SHARE: f64 = 0.1;
+const ROUNDOFF_SHARE: f64 = 0.2;
 
 /// The tilt of an ε search's first window and the gap between its bounds on `ln δ` at
 /// which its root is kept, for a window centred at `center` whose saddle point is
@@ -1169,16 +1169,25 @@ const ROUNDOFF_SHARE: f64 = 0.1;
 /// `e^{−λ(x−ε)}(1 − e^{ε−x})`, about `1/(dλ(λ+1))` bins in all, against the tilted tail
 /// `T(ε) = δ·e^{λε − K(λ)}`; so a window tilted at λ has a gap of about
 /// `r/(dλ(λ+1)T(ε))` (r the round-off per bin), which moves ε by about `gap/(λ_s ε)` of
-/// itself. The least λ that keeps that within `ROUNDOFF_SHARE` of the accuracy is used
+/// itself. The least λ that keeps that within a fifth of the accuracy is used
 /// when its window's span (Chernoff levels) is at most half the saddle's: a law with a
 /// long thin upper tail (DP-SGD at small q) tilted at the saddle spans nats of bins that
 /// only its far tail fills. Only for a window composed directly (a staged composition's
 /// lattices carry each stage's round-off, which the final window's gap does not show:
 /// at q = 1e-4, T = 1e6 a tilt of 3 left the bracket 1.1e-4 wide at every step).
 /// Otherwise the saddle, and its root is kept only near the window's mean, as before.
-fn economical_tilt(factors: &[Factor], center: f64, q: &EpsQuestion, lam_s: f64) -> (f64, f64) {
+/// The tilt is at least `floor` (twice a tilt whose window missed its gap: the model's
+/// round-off per bin is a typical one, not a bound), and the saddle from `floor ≥ lam_s`.
+fn economical_tilt(
+    factors: &[Factor],
+    center: f64,
+    q: &EpsQuestion,
+    lam_s: f64,
+    floor: f64,
+) -> (f64, f64) {
     let ln_target = q.ln_target;
-    if !(lam_s > 0.0 && center > 0.0 && ln_target.is_finite() && q.accuracy > 0.0) {
+    if !(lam_s > 0.0 && center > 0.0 && ln_target.is_finite() && q.accuracy > 0.0 && floor < lam_s)
+    {
         return (lam_s, 0.0);
     }
     let d = factors[0].law.step;
@@ -1205,6 +1214,7 @@ fn economical_tilt(factors: &[Factor], center: f64, q: &EpsQuestion, lam_s: f64)
             a = m;
         }
     }
+    let b = b.max(floor);
     // Only a window composed directly: a staged one carries each stage's round-off into
     // its lattices, where the final window's gap does not show it.
     let vars: Vec<f64> = factors.iter().map(|f| tilted::cgf(f.law, b).2).collect();
@@ -1316,21 +1326,19 @@ fn eps_tilted(factors: &[Factor], q: &EpsQuestion, center: f64) -> Result<(f64, 
     let cap = top - 0.5 * d;
     let mut center = center;
     let mut result = None;
-    // The first window may be tilted less than the saddle point asks, where that makes
-    // it much shorter; its root is kept if its round-off stays within `gap_ok`.
-    let mut gap_ok = 0.0;
-    for round in 0..8 {
+    // A window may be tilted less than the saddle point asks, where that makes it much
+    // shorter; its root is kept if its round-off stays within `gap_ok`.
+    let mut floor = 0.0;
+    for _round in 0..8 {
         let lam = match tilted::saddle(factors, center) {
             Some(l) => l,
             None => break,
         };
-        let lam = if round == 0 {
-            let (l, g) = economical_tilt(factors, center, q, lam);
-            gap_ok = g;
-            l
-        } else {
-            lam
-        };
+        // Re-centred at each root found (a window centred at a poor guess, the saddle-point
+        // estimate where single large losses dominate, finds a root that centres the next
+        // well), and at least twice the last tilt that missed its gap.
+        let (lam, gap_ok) = economical_tilt(factors, center, q, lam, floor);
+        floor = 2.0 * lam;
         let comp = compose(factors, lam, max_bins, upper, ln_tail)?;
         let sum = &comp.sum;
         let (wl, wh) = sum.range();

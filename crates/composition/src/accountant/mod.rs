@@ -1169,7 +1169,8 @@ const ROUNDOFF_SHARE: f64 = 0.2;
 /// `e^{−λ(x−ε)}(1 − e^{ε−x})`, about `1/(dλ(λ+1))` bins in all, against the tilted tail
 /// `T(ε) = δ·e^{λε − K(λ)}`; so a window tilted at λ has a gap of about
 /// `r/(dλ(λ+1)T(ε))` (r the round-off per bin), which moves ε by about `gap/(λ_s ε)` of
-/// itself. The least λ that keeps that within a fifth of the accuracy is used
+/// itself. The least λ that keeps that within a fifth of the accuracy (and the gap within
+/// half of [`SPLIT_GAP`], above which the one-jump split would be computed too) is used
 /// when its window's span (Chernoff levels) is at most half the saddle's: a law with a
 /// long thin upper tail (DP-SGD at small q) tilted at the saddle spans nats of bins that
 /// only its far tail fills. Only for a window composed directly (a staged composition's
@@ -1191,7 +1192,8 @@ fn economical_tilt(
         return (lam_s, 0.0);
     }
     let d = factors[0].law.step;
-    let gap = ROUNDOFF_SHARE * q.accuracy * (lam_s * center).max(1.0);
+    // Never so much that the gap alone would call for the one-jump split (SPLIT_GAP).
+    let gap = (ROUNDOFF_SHARE * q.accuracy * (lam_s * center).max(1.0)).min(0.5 * SPLIT_GAP);
     let cum = tilted::Cumulants::new(factors);
     // The transform's error grows with the count raising it (measured: the gap per bin
     // ×40 from 1e3 to 1e5 uses), taken as linear beyond 1e3 uses.

@@ -1554,6 +1554,56 @@ mod center_tests {
     use super::subsampled::{Base, Direction, SubsampledLaw};
     use super::*;
 
+    /// One end of a bracket and the bins it cost.
+    type Costed = (f64, u64);
+
+    /// Each side's end of ε(δ = 1e-6) for DP-SGD at q = 1e-4, T = 1e3 with noise multiplier
+    /// `sigma`, on the grid step `step`, asked two ways (`first` and `second` set the
+    /// question), each with the bins it cost: `(upper, (end, bins), (end, bins))`. Every
+    /// end is checked to hold against the bracket at a 4× finer step.
+    fn two_ways(
+        sigma: f64,
+        step: f64,
+        first: impl Fn(&mut EpsQuestion),
+        second: impl Fn(&mut EpsQuestion),
+    ) -> Vec<(bool, Costed, Costed)> {
+        let law = SubsampledLaw::new(Base::Gaussian, 1.0 / sigma, 1e-4, Direction::Remove).unwrap();
+        let acc = Accountant::new(vec![(Box::new(law), 1000)]).unwrap();
+        let ln_delta = 1e-6f64.ln();
+        let step = acc.align(step);
+        let tail = acc.ln_tail(ln_delta);
+        let grids = acc
+            .grid_cells(step, tail, f64::INFINITY, Focus::Epsilon(ln_delta))
+            .unwrap();
+        let fine = acc.epsilon_at_step(ln_delta, step / 4.0).unwrap();
+        [false, true]
+            .into_iter()
+            .map(|upper| {
+                let lats = acc.side_lattices(&grids, upper, tail).unwrap();
+                let f = acc.factors(&lats);
+                let run = |set: &dyn Fn(&mut EpsQuestion)| {
+                    let work = Work::default();
+                    let mut q = acc.eps_question(ln_delta, upper, tail);
+                    set(&mut q);
+                    let v = work.metered(|| eps_at(&f, &q)).unwrap();
+                    if upper {
+                        assert!(
+                            v >= fine.0,
+                            "upper end {v} below the finer bracket {fine:?}"
+                        );
+                    } else {
+                        assert!(
+                            v <= fine.1,
+                            "lower end {v} above the finer bracket {fine:?}"
+                        );
+                    }
+                    (v, work.done())
+                };
+                (upper, run(&first), run(&second))
+            })
+            .collect()
+    }
+
     /// The centre of an ε search's first window only moves the window: at a fixed grid
     /// step, each side's end with the saddle-point guess and with a centre at the answer
     /// agree to the windows' round-off, 1e-6 of ε (they are tilted differently, so this
@@ -1562,49 +1612,25 @@ mod center_tests {
     /// lies 15× above the answer, where the tilted window spans tens of nats.
     #[test]
     fn a_centre_at_the_answer_keeps_each_end_and_saves_the_far_window() {
-        let law = SubsampledLaw::new(Base::Gaussian, 1.0 / 0.8, 1e-4, Direction::Remove).unwrap();
-        let acc = Accountant::new(vec![(Box::new(law), 1000)]).unwrap();
-        let ln_delta = 1e-6f64.ln();
-        let step = acc.align(2e-5);
-        let tail = acc.ln_tail(ln_delta);
-        let grids = acc
-            .grid_cells(step, tail, f64::INFINITY, Focus::Epsilon(ln_delta))
-            .unwrap();
-        let fine = acc.epsilon_at_step(ln_delta, step / 4.0).unwrap();
-        for upper in [false, true] {
-            let lats = acc.side_lattices(&grids, upper, tail).unwrap();
-            let f = acc.factors(&lats);
-            let run = |center: f64| {
-                let work = Work::default();
-                let mut q = acc.eps_question(ln_delta, upper, tail);
-                q.center = center;
-                // Every window at its saddle point: the centre alone.
+        // Every window at its saddle point (accuracy 0): the centre alone.
+        let sides = two_ways(
+            0.8,
+            2e-5,
+            |q| q.accuracy = 0.0,
+            |q| {
                 q.accuracy = 0.0;
-                let v = work.metered(|| eps_at(&f, &q)).unwrap();
-                (v, work.done())
-            };
-            let (guess, w_guess) = run(f64::NAN);
-            let (at, w_at) = run(0.5 * (fine.0 + fine.1));
+                q.center = 0.032485;
+            },
+        );
+        for (upper, (guess, w_guess), (at, w_at)) in sides {
             assert!((guess - at).abs() <= 1e-6 * at, "{upper}: {guess} vs {at}");
-            for v in [guess, at] {
-                if upper {
-                    assert!(
-                        v >= fine.0,
-                        "upper end {v} below the finer bracket {fine:?}"
-                    );
-                } else {
-                    assert!(
-                        v <= fine.1,
-                        "lower end {v} above the finer bracket {fine:?}"
-                    );
-                }
-            }
             assert!(
                 2 * w_at < w_guess,
                 "{upper}: {w_at} bins at the answer, {w_guess} from the guess"
             );
         }
     }
+
     /// The first window tilted less than its saddle point: at a fixed grid step, each
     /// side's end agrees with the saddle's to a small share of the accuracy asked (the
     /// round-off it allows), holds against a bracket at a 4× finer step, and costs under
@@ -1613,45 +1639,18 @@ mod center_tests {
     /// within 2).
     #[test]
     fn a_lesser_tilt_keeps_each_end_within_its_share_and_saves_bins() {
-        let law = SubsampledLaw::new(Base::Gaussian, 1.0, 1e-4, Direction::Remove).unwrap();
-        let acc = Accountant::new(vec![(Box::new(law), 1000)]).unwrap();
-        let ln_delta = 1e-6f64.ln();
-        let step = acc.align(2.5e-6);
-        let tail = acc.ln_tail(ln_delta);
-        let grids = acc
-            .grid_cells(step, tail, f64::INFINITY, Focus::Epsilon(ln_delta))
-            .unwrap();
-        let fine = acc.epsilon_at_step(ln_delta, step / 4.0).unwrap();
-        for upper in [false, true] {
-            let lats = acc.side_lattices(&grids, upper, tail).unwrap();
-            let f = acc.factors(&lats);
-            let run = |accuracy: f64| {
-                let work = Work::default();
-                let mut q = acc.eps_question(ln_delta, upper, tail);
+        let at = |accuracy: f64| {
+            move |q: &mut EpsQuestion| {
                 q.center = 0.0149;
                 q.accuracy = accuracy;
-                let v = work.metered(|| eps_at(&f, &q)).unwrap();
-                (v, work.done())
-            };
-            let (saddle, w_saddle) = run(0.0);
-            let (less, w_less) = run(1e-4);
+            }
+        };
+        for (upper, (saddle, w_saddle), (less, w_less)) in two_ways(1.0, 2.5e-6, at(0.0), at(1e-4))
+        {
             assert!(
                 (saddle - less).abs() <= 0.1 * 1e-4 * saddle,
                 "{upper}: {saddle} vs {less}"
             );
-            for v in [saddle, less] {
-                if upper {
-                    assert!(
-                        v >= fine.0,
-                        "upper end {v} below the finer bracket {fine:?}"
-                    );
-                } else {
-                    assert!(
-                        v <= fine.1,
-                        "lower end {v} above the finer bracket {fine:?}"
-                    );
-                }
-            }
             assert!(
                 3 * w_less < w_saddle,
                 "{upper}: {w_less} bins tilted less, {w_saddle} at the saddle"

@@ -2,7 +2,7 @@
 //! changing (σ, q), exact up to a number of distinct laws, rounded onto a lattice beyond.
 
 use composition::accountant::schedule::{accounted, parse_csv, Segment};
-use composition::accountant::{spec, Answer, MechanismSpec};
+use composition::accountant::{spec, Answer, MechanismKind, MechanismSpec};
 
 fn epsilon(specs: &[MechanismSpec], delta: f64, accuracy: f64) -> Answer {
     spec::accountant(specs)
@@ -93,9 +93,24 @@ fn a_rounded_schedule_brackets_the_unrounded_composition() {
 fn lattice_rounding_is_on_its_side_and_every_lattice_segment_comes_from_the_schedule() {
     let segs = random_schedule(300, 3);
     let a = accounted(&segs, 1e-3, 10).unwrap();
-    let parse = |m: &MechanismSpec| match m.kind {
-        composition::accountant::MechanismKind::SubsampledGaussian { sigma, q } => (sigma, q),
+    // (σ, q) of a lattice law, (σ of the leakier part, q) of a mixture; and the other
+    // part's σ (+∞ for a lattice law).
+    let parse2 = |m: &MechanismSpec| match m.kind {
+        MechanismKind::SubsampledGaussian { sigma, q } => (sigma, q, f64::INFINITY),
+        MechanismKind::SubsampledGaussianMix {
+            sigma,
+            sigma2,
+            q,
+            weight,
+        } => {
+            assert!(weight > 0.0 && weight < 1.0 && sigma < sigma2);
+            (sigma, q, sigma2)
+        }
         _ => unreachable!(),
+    };
+    let parse = |m: &MechanismSpec| {
+        let (s, q, _) = parse2(m);
+        (s, q)
     };
     let (smin, smax) = segs.iter().fold((f64::INFINITY, 0.0f64), |(a, b), s| {
         (a.min(s.sigma), b.max(s.sigma))
@@ -103,7 +118,7 @@ fn lattice_rounding_is_on_its_side_and_every_lattice_segment_comes_from_the_sche
     let (qmin, qmax) = segs.iter().fold((f64::INFINITY, 0.0f64), |(a, b), s| {
         (a.min(s.q), b.max(s.q))
     });
-    let rho = a.ratio.unwrap();
+    let rho = a.upper_ratio.unwrap();
     for m in &a.upper {
         let (s, q) = parse(m);
         assert!(s <= smax && s >= smin / (1.0 + rho) && q >= qmin && q <= qmax * (1.0 + rho));
@@ -120,10 +135,12 @@ fn lattice_rounding_is_on_its_side_and_every_lattice_segment_comes_from_the_sche
             },
         ];
         let b = accounted(&one, 1e-3, 1).unwrap();
-        let (su, qu) = parse(&b.upper[0]);
+        // The segment's upper law: at a lattice point at most its σ, or a mixture of
+        // the two lattice points around it.
+        let (su, qu, su2) = parse2(&b.upper[0]);
         let (sl, ql) = parse(&b.lower[0]);
         assert!(
-            su <= s.sigma && qu >= s.q && sl >= s.sigma && ql <= s.q,
+            su <= s.sigma && s.sigma <= su2 && qu >= s.q && sl >= s.sigma && ql <= s.q,
             "{s:?}"
         );
     }
@@ -161,5 +178,64 @@ fn schedule_files_refuse_bad_rows_naming_line_and_column() {
             q: 0.25,
             count: 7
         }]
+    );
+}
+
+#[test]
+fn the_upper_ends_mixtures_hold_and_cost_a_fraction_of_rounding_down() {
+    // 40 distinct σ in [0.9, 1.1] at q = 0.02, 25 steps each (T = 1e3), with at most 32
+    // laws a side (8 for the upper end). Independent routes: the unrounded composition
+    // (40 laws), and the same upper lattice without mixtures (each mixture's steps at its
+    // leakier lattice point, the plain rounding down).
+    let segs: Vec<Segment> = (0..40)
+        .map(|i| Segment {
+            sigma: 0.9 + 0.2 * (i as f64 + 0.5) / 40.0,
+            q: 0.02,
+            count: 25,
+        })
+        .collect();
+    let a = accounted(&segs, 1e-4, 32).unwrap();
+    assert!(a.upper.len() <= 8 && a.lower.len() <= 32 && !a.q_rounded);
+    let mixtures = a
+        .upper
+        .iter()
+        .filter(|m| matches!(m.kind, MechanismKind::SubsampledGaussianMix { .. }))
+        .count();
+    assert!(mixtures >= 2, "{:?}", a.upper);
+    let total: u64 = a.upper.iter().map(|m| m.count).sum();
+    assert_eq!(total, 1000);
+    let exact_specs: Vec<MechanismSpec> = segs
+        .iter()
+        .map(|s| {
+            format!("subsampled-gaussian:sigma={:?},q=0.02,count=25", s.sigma)
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    let down: Vec<MechanismSpec> = a
+        .upper
+        .iter()
+        .map(|m| match m.kind {
+            MechanismKind::SubsampledGaussianMix { sigma, q, .. } => format!(
+                "subsampled-gaussian:sigma={sigma:?},q={q:?},count={}",
+                m.count
+            )
+            .parse()
+            .unwrap(),
+            _ => m.clone(),
+        })
+        .collect();
+    let exact = epsilon(&exact_specs, 1e-5, 1e-4);
+    let up = epsilon(&a.upper, 1e-5, 1e-4);
+    let plain = epsilon(&down, 1e-5, 1e-4);
+    // Certified: the mixtures' upper end is at least the exact composition's lower end.
+    assert!(up.upper >= exact.lower, "{} < {}", up.upper, exact.lower);
+    // And a fraction of what rounding down on the same lattice costs.
+    let (cost, plain_cost) = (up.upper - exact.upper, plain.upper - exact.upper);
+    assert!(
+        plain_cost > 0.0 && cost < 0.25 * plain_cost,
+        "mixtures {cost:e} against rounding {plain_cost:e} (ε = {}, ρ = {:?})",
+        exact.upper,
+        a.upper_ratio
     );
 }

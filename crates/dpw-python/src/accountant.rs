@@ -44,6 +44,20 @@ fn spec_text(kind: &MechanismKind, pipeline: Pipeline, sensitivity: f64, count: 
         MechanismKind::SubsampledLaplace { scale, q } => {
             format!("subsampled-laplace:scale={},q={}", num(*scale), num(*q))
         }
+        // A schedule's internal upper law, never parsed and so never held by a Python
+        // mechanism; described as the schedule's note describes it.
+        MechanismKind::SubsampledGaussianMix {
+            sigma,
+            sigma2,
+            weight,
+            q,
+        } => format!(
+            "subsampled-gaussian:sigma={} (weight {}) or {},q={}",
+            num(*sigma),
+            num(*weight),
+            num(*sigma2),
+            num(*q)
+        ),
     };
     // The pipeline keys where they differ from the defaults (docs/accountant.md §2.7).
     let sampler = match pipeline.sampling {

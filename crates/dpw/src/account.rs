@@ -55,8 +55,14 @@ pub struct ScheduleNote {
     pub steps: u64,
     /// Distinct (σ, q) pairs.
     pub distinct: usize,
-    /// The lattice ratio ρ, when the schedule was rounded.
+    /// The lower end's lattice ratio ρ, when the schedule was rounded.
     pub ratio: Option<f64>,
+    /// The upper end's lattice ratio, when the schedule was rounded.
+    pub upper_ratio: Option<f64>,
+    /// Whether the upper end bridges its lattice's cells by mixtures (else σ rounded down).
+    pub mixtures: bool,
+    /// Whether q was rounded onto the lattices too.
+    pub q_rounded: bool,
 }
 
 /// Default work budget of `dpw account` (bins transformed): about a minute on the
@@ -223,6 +229,12 @@ impl AccountRequest {
                     steps: acc.steps,
                     distinct: acc.distinct,
                     ratio: acc.ratio,
+                    upper_ratio: acc.upper_ratio,
+                    mixtures: acc
+                        .upper
+                        .iter()
+                        .any(|m| matches!(m.kind, MechanismKind::SubsampledGaussianMix { .. })),
+                    q_rounded: acc.q_rounded,
                 };
                 let answer = if acc.ratio.is_some() {
                     // Each end from the rounded schedule on its side (§2.8): every
@@ -533,6 +545,12 @@ fn kind_params(m: &MechanismSpec) -> serde_json::Value {
         },
         MechanismKind::SubsampledGaussian { sigma, q } => json!({ "sigma": sigma, "q": q }),
         MechanismKind::SubsampledLaplace { scale, q } => json!({ "scale": scale, "q": q }),
+        MechanismKind::SubsampledGaussianMix {
+            sigma,
+            sigma2,
+            weight,
+            q,
+        } => json!({ "sigma": sigma, "sigma2": sigma2, "weight": weight, "q": q }),
     }
 }
 
@@ -591,6 +609,9 @@ pub fn render_json(req: &AccountRequest, r: &AccountResult) -> String {
                 "steps": n.steps,
                 "distinct": n.distinct,
                 "lattice_ratio": n.ratio,
+                "upper_lattice_ratio": n.upper_ratio,
+                "upper_mixtures": n.mixtures,
+                "q_rounded": n.q_rounded,
             })),
             _ => None,
         },
@@ -633,9 +654,19 @@ pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
             "  schedule {}: {} segments, {} steps, {} distinct (sigma, q)\n",
             sch.path, n.segments, n.steps, n.distinct
         ));
-        if let Some(rho) = n.ratio {
+        if let (Some(rho), Some(rho_up)) = (n.ratio, n.upper_ratio) {
+            let (qu, ql) = if n.q_rounded {
+                (" and q up", " and q down")
+            } else {
+                ("", "")
+            };
+            let up = if n.mixtures {
+                format!("sigma between the points of (1 + {rho_up:.3e})^k as a revealed mixture of the two{qu}")
+            } else {
+                format!("sigma down onto (1 + {rho_up:.3e})^k{qu}")
+            };
             out.push_str(&format!(
-                "    rounded onto the lattice (1 + {rho:.3e})^k: sigma down and q up for the upper end, the other way for the lower\n"
+                "    rounded (docs/accountant.md §2.8): upper end {up}; lower end sigma up onto (1 + {rho:.3e})^k{ql}\n"
             ));
         }
     }

@@ -51,6 +51,7 @@ pub mod law;
 pub mod max_statistic;
 pub mod mixture;
 pub mod radius;
+pub mod revealed;
 pub mod schedule;
 pub mod solve;
 pub mod spec;

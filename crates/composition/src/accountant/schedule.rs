@@ -9,7 +9,7 @@
 //! q samples a superset), σ up and q down for the lower end. Both ends stay certified;
 //! the rounding widens the bracket by about ρ times the sensitivity of ε to σ.
 
-use super::spec::{MechanismSpec, SpecError};
+use super::spec::{MechanismKind, MechanismSpec, SpecError};
 
 /// One segment of a schedule: `count` steps of the Poisson-subsampled Gaussian with
 /// noise multiplier `sigma` (sensitivity 1) and rate `q`.
@@ -162,15 +162,23 @@ pub fn parse_csv(text: &str) -> Result<Vec<Segment>, ScheduleError> {
 
 /// A schedule ready for the accountant: the specs whose composition bounds the true one
 /// from above (`upper`) and from below (`lower`; the same as `upper` when no rounding was
-/// needed), and the lattice ratio used (`None`: exact).
+/// needed), and the lattice ratios used (`None`: exact).
 #[derive(Debug, Clone)]
 pub struct Accounted {
-    /// Specs whose certified upper end bounds the schedule's ε (or δ) from above.
+    /// Specs whose certified upper end bounds the schedule's ε (or δ) from above: lattice
+    /// laws, and revealed mixtures of two neighbouring ones
+    /// ([`MechanismKind::SubsampledGaussianMix`]) of which only upper ends hold.
     pub upper: Vec<MechanismSpec>,
     /// Specs whose certified lower end bounds it from below.
     pub lower: Vec<MechanismSpec>,
-    /// `ρ` of the lattice `(1 + ρ)^k`, or `None` when every distinct `(σ, q)` is its own law.
+    /// `ρ` of the lower end's lattice `(1 + ρ)^k`, or `None` when every distinct `(σ, q)`
+    /// is its own law. It sets the bracket's width from rounding, about `S·ρ/2`.
     pub ratio: Option<f64>,
+    /// `ρ` of the upper end's lattice (`None` when exact): its cells are bridged by
+    /// mixtures, so it costs far less width than the same `ρ` below.
+    pub upper_ratio: Option<f64>,
+    /// Whether q was rounded onto the lattices too (more than [`EXACT_Q`] distinct values).
+    pub q_rounded: bool,
     /// Distinct `(σ, q)` pairs of the schedule as given.
     pub distinct: usize,
     /// Total steps.
@@ -242,17 +250,208 @@ fn specs(segments: &[Segment]) -> Result<Vec<MechanismSpec>, SpecError> {
     segments.iter().map(spec_of).collect()
 }
 
+/// Most distinct `q` values kept exact when a schedule is rounded (and at most a sixteenth
+/// of the laws allowed): with no more, only σ goes onto the lattices (a q rounded by ρ
+/// widens the bracket by about ρ).
+pub const EXACT_Q: usize = 16;
+
+/// Mixture groups of a lattice cell (upper end): by `x = −ln(1 − α)` in steps of
+/// [`GROUP_STEP`], the last one open. The group's weight exceeds its steps' mean by about
+/// `(1 − α)·Var(x)/2`, so narrow groups in `x` cost little.
+const GROUPS: usize = 6;
+
+/// The upper end gets a `1/UPPER_SHARE` of the lower end's laws: its error is second
+/// order in its lattice's ratio, the lower end's first order (measured on 1e4 distinct
+/// segments: a quarter leaves the upper end's rounding a fifth of the lower's).
+const UPPER_SHARE: usize = 4;
+
+/// Width in `x = −ln(1 − α)` of a mixture group.
+const GROUP_STEP: f64 = 0.5;
+
+/// The weight `α` on the leakier law (shift `hi`) of a revealed mixture with the law at
+/// shift `lo` that dominates the Poisson-subsampled Gaussian at shift `mu ∈ [lo, hi]`, all
+/// at the same q, add/remove, in both directions (docs/accountant.md §2.8).
+///
+/// Each direction's hockey-stick divergence at any `γ` is `a(γ) + b(γ)·δ_μ(e(γ))` with
+/// `b ≥ 0` and `a, b, e` free of μ, `δ_μ` the Gaussian's profile, and
+/// `∂δ_μ(ε)/∂μ = φ(μ/2 − ε/μ) =: g(μ)`, whose logarithmic derivative
+/// `μ(ε²/μ⁴ − 1/4)` is at least `−μ/4 ≥ −L`, `L = hi/4`, for every ε. Hence
+/// `g(t) ≤ g(μ)e^{L(μ−t)}` below μ and `g(t) ≥ g(μ)e^{−L(t−μ)}` above it, and
+/// `(δ_μ − δ_lo)/(δ_hi − δ_lo) ≤ A/(A + B)` with `A = (e^{L(μ−lo)} − 1)`,
+/// `B = (1 − e^{−L(hi−μ)})`: that ratio is the weight. It exceeds the linear
+/// interpolation `(μ − lo)/(hi − lo)` by about `L(hi − lo)/2` times `θ(1 − θ)`, second
+/// order in the cell. Rounded up (every rounding of the inputs, the `expm1`s, the sum and
+/// the quotient, with room to spare).
+///
+/// ```
+/// use composition::accountant::schedule::upper_weight;
+/// let w = upper_weight(1.05, 1.0, 1.1);
+/// assert!(w > 0.5 && w < 0.5 + 0.01);
+/// assert_eq!((upper_weight(1.0, 1.0, 1.1), upper_weight(1.1, 1.0, 1.1)), (0.0, 1.0));
+/// ```
+pub fn upper_weight(mu: f64, lo: f64, hi: f64) -> f64 {
+    if mu >= hi {
+        return 1.0;
+    }
+    if mu <= lo {
+        return 0.0;
+    }
+    let l = 0.25 * hi;
+    let n = (l * (mu - lo)).exp_m1();
+    let d = -(-l * (hi - mu)).exp_m1();
+    let w = n / (n + d);
+    (w * (1.0 + (32.0 + 8.0 * l * (hi - lo)) * f64::EPSILON)).min(1.0)
+}
+
+/// The weight `α* = 1 − (Π (1 − α_i)^{c_i})^{1/n}` of one mixture that, used `n = Σ c_i`
+/// times, dominates `c_i` uses of the mixture at `α_i` for every i (docs/accountant.md
+/// §2.8), from `sum_ln = Σ c_i ln(1 − α_i)` over `terms` segments.
+///
+/// The steps' choices are revealed, so the composition is the mixture over how many steps
+/// chose the leakier law, `m`, of compositions that leak more as `m` grows; it is
+/// dominated once the count of `Binomial(n, α*)` is stochastically larger than the
+/// Poisson-binomial count. `P(S ≥ k)` is Schur-concave in `x_i = −ln(1 − α_i)` (with two
+/// steps singled out it is `A + B(1 − e^{−(x_1+x_2)}) + C(1 − e^{−x_1})(1 − e^{−x_2})`,
+/// `A, B, C ≥ 0`, largest for a given sum at `x_1 = x_2`), so equal `x_i` at their mean
+/// maximise every tail. Rounded up.
+///
+/// ```
+/// use composition::accountant::schedule::group_weight;
+/// // Two steps at 0 and 0.5: 1 − √0.5 ≈ 0.293 (their mean is 0.25).
+/// let w = group_weight(0.5f64.ln(), 2, 2);
+/// assert!(w >= 1.0 - 0.5f64.sqrt() && w < 0.2929);
+/// ```
+pub fn group_weight(sum_ln: f64, n: u64, terms: usize) -> f64 {
+    let w = -(sum_ln / n as f64).exp_m1();
+    (w * (1.0 + (2.0 * terms as f64 + 16.0) * f64::EPSILON)).min(1.0)
+}
+
+/// The upper end's schedule on the lattice of ratio `rho`: each segment whose σ lies
+/// strictly between two lattice points becomes its cell's revealed mixture of the two
+/// (weight [`upper_weight`]), the segments of a cell grouped by weight and each group one
+/// mixture ([`group_weight`]); segments on a lattice point, and those whose lattice points
+/// fall outside the SPEC ranges, are plain laws. Returns the specs.
+fn upper_specs(
+    exact: &[Segment],
+    rho: f64,
+    round_q: bool,
+) -> Result<Vec<MechanismSpec>, SpecError> {
+    use std::collections::BTreeMap;
+    let mut plain: Vec<Segment> = Vec::new();
+    // (σ_lo, σ_hi, q as bits, group) → (Σ c ln(1 − α), n, terms).
+    type Key = (u64, u64, u64, usize);
+    let mut groups: BTreeMap<Key, (f64, u64, usize)> = BTreeMap::new();
+    for s in exact {
+        let q = if round_q {
+            to_lattice(s.q, rho, true).min(1.0)
+        } else {
+            s.q
+        };
+        let (lo, hi) = (
+            to_lattice(s.sigma, rho, false),
+            to_lattice(s.sigma, rho, true),
+        );
+        let seg = |sigma: f64| Segment {
+            sigma,
+            q,
+            count: s.count,
+        };
+        if spec_of(&seg(lo)).is_err() || spec_of(&seg(hi)).is_err() {
+            plain.push(*s);
+            continue;
+        }
+        // Shifts as the laws use them (1/σ rounded up), the segment's too: the weight
+        // grows with μ, and the segment's own law is at its rounded-up shift.
+        let mu = |sigma: f64| densities::outward::div_up(1.0, sigma);
+        let alpha = upper_weight(mu(s.sigma), mu(hi), mu(lo));
+        if lo == hi || alpha >= 1.0 {
+            plain.push(seg(lo));
+        } else if alpha <= 0.0 {
+            plain.push(seg(hi));
+        } else {
+            let x = -(-alpha).ln_1p();
+            let g = ((x / GROUP_STEP) as usize).min(GROUPS - 1);
+            let e = groups
+                .entry((lo.to_bits(), hi.to_bits(), q.to_bits(), g))
+                .or_insert((0.0, 0, 0));
+            e.0 += s.count as f64 * (-alpha).ln_1p();
+            e.1 += s.count;
+            e.2 += 1;
+        }
+    }
+    let mut out = specs(&merged(&plain))?;
+    for ((lo, hi, q, _), (sum_ln, n, terms)) in groups {
+        let (lo, hi, q) = (f64::from_bits(lo), f64::from_bits(hi), f64::from_bits(q));
+        let w = group_weight(sum_ln, n, terms);
+        if w >= 1.0 {
+            out.push(spec_of(&Segment {
+                sigma: lo,
+                q,
+                count: n,
+            })?);
+            continue;
+        }
+        let spec = MechanismSpec {
+            kind: MechanismKind::SubsampledGaussianMix {
+                sigma: lo,
+                sigma2: hi,
+                weight: w,
+                q,
+            },
+            sensitivity: 1.0,
+            count: n,
+            pipeline: Default::default(),
+            text: format!(
+                "subsampled-gaussian:sigma={lo:?} (weight {w:?}) or {hi:?},q={q:?},count={n}"
+            ),
+        };
+        spec.laws()?;
+        out.push(spec);
+    }
+    Ok(out)
+}
+
+/// About the finest ratio in `[first, 1]` at which `fits` holds (1 if it never does): the
+/// first power-of-two multiple of `first` that fits, then 12 bisections in the logarithm
+/// (the law count falls with ρ, though not strictly: the end kept always fits).
+fn finest(first: f64, fits: impl Fn(f64) -> bool) -> f64 {
+    let mut hi = first;
+    while !fits(hi) {
+        if hi >= 1.0 {
+            return 1.0;
+        }
+        hi = (2.0 * hi).min(1.0);
+    }
+    if hi == first {
+        return hi;
+    }
+    let mut lo = 0.5 * hi;
+    for _ in 0..12 {
+        let mid = (lo * hi).sqrt();
+        if fits(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
 /// The schedule as compositions for the accountant: exact up to `max_laws` distinct
-/// `(σ, q)` (default [`MAX_EXACT_LAWS`]), otherwise rounded onto the finest lattice
-/// `ρ = accuracy/8 · 2^i` that leaves at most `max_laws` laws on each side.
+/// `(σ, q)` (default [`MAX_EXACT_LAWS`]), otherwise rounded: the lower end onto the finest
+/// lattice `ρ = accuracy/8 · 2^i` that leaves at most `max_laws` laws, the upper end onto
+/// the finest that leaves at most a quarter as many, its cells bridged by mixtures
+/// (`upper_specs`). q is rounded too only when it takes more than [`EXACT_Q`] values.
 ///
 /// ```
 /// use composition::accountant::schedule::{accounted, Segment};
 /// let s: Vec<Segment> = (0..100)
 ///     .map(|i| Segment { sigma: 1.0 + i as f64 / 100.0, q: 0.01, count: 10 })
 ///     .collect();
-/// let a = accounted(&s, 1e-3, 16).unwrap();
-/// assert!(a.ratio.is_some() && a.upper.len() <= 16 && a.steps == 1000);
+/// let a = accounted(&s, 1e-3, 64).unwrap();
+/// assert!(a.ratio.is_some() && a.upper.len() <= 16 && a.lower.len() <= 64 && a.steps == 1000);
+/// use composition::accountant::MechanismKind::SubsampledGaussianMix;
+/// assert!(a.upper.iter().any(|m| matches!(m.kind, SubsampledGaussianMix { .. })));
 /// ```
 pub fn accounted(
     segments: &[Segment],
@@ -268,19 +467,30 @@ pub fn accounted(
             upper: s.clone(),
             lower: s,
             ratio: None,
+            upper_ratio: None,
+            q_rounded: false,
             distinct,
             steps,
         });
     }
-    let round = |rho: f64, up_side: bool| -> Vec<Segment> {
+    let mut qs: Vec<u64> = exact.iter().map(|s| s.q.to_bits()).collect();
+    qs.sort_unstable();
+    qs.dedup();
+    let round_q = qs.len() > (max_laws / 16).min(EXACT_Q);
+    // One end's schedule on the lattice of ratio ρ, each segment rounded so that it leaks
+    // more (`up`: σ down, q up) or less (σ up, q down).
+    let rounded_at = |rho: f64, up: bool| -> Vec<Segment> {
         merged(
             &exact
                 .iter()
                 .map(|s| {
-                    // Upper end: σ down, q up (each step leaks at least as much).
                     let r = Segment {
-                        sigma: to_lattice(s.sigma, rho, !up_side),
-                        q: to_lattice(s.q, rho, up_side).min(1.0),
+                        sigma: to_lattice(s.sigma, rho, !up),
+                        q: if round_q {
+                            to_lattice(s.q, rho, up).min(1.0)
+                        } else {
+                            s.q
+                        },
                         count: s.count,
                     };
                     // A lattice point outside the SPEC ranges (q below 1e-9, σ past the
@@ -294,18 +504,223 @@ pub fn accounted(
                 .collect::<Vec<_>>(),
         )
     };
-    let mut rho = (accuracy / 8.0).max(1e-9);
-    loop {
-        let (u, l) = (round(rho, true), round(rho, false));
-        if (u.len() <= max_laws && l.len() <= max_laws) || rho >= 1.0 {
-            return Ok(Accounted {
-                upper: specs(&u)?,
-                lower: specs(&l)?,
-                ratio: Some(rho),
-                distinct,
-                steps,
-            });
+    let first = (accuracy / 8.0).max(1e-9);
+    let rho = finest(first, |rho| rounded_at(rho, false).len() <= max_laws);
+    let upper_max = (max_laws / UPPER_SHARE).max(1);
+    let fits = |rho: f64| upper_specs(&exact, rho, round_q).is_ok_and(|u| u.len() <= upper_max);
+    let rho_up = finest(first, fits);
+    // Mixtures within their share of the laws, or else (a schedule too spread for so few
+    // laws even at ρ = 1) the upper end rounded down on the lower end's lattice.
+    let (upper, rho_up) = match upper_specs(&exact, rho_up, round_q)? {
+        u if u.len() <= upper_max => (u, rho_up),
+        _ => (specs(&rounded_at(rho, true))?, rho),
+    };
+    Ok(Accounted {
+        upper,
+        lower: specs(&rounded_at(rho, false))?,
+        ratio: Some(rho),
+        upper_ratio: Some(rho_up),
+        q_rounded: round_q,
+        distinct,
+        steps,
+    })
+}
+
+#[cfg(test)]
+mod weight_tests {
+    use super::super::exact_exp::{exp_fixed, rat, P};
+    use super::{group_weight, upper_weight};
+    use num_bigint::BigInt;
+    use num_rational::BigRational;
+    use num_traits::{One, Zero};
+
+    /// The Gaussian's profile `δ_μ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)`, in logs for
+    /// the second term so that it keeps digits far in the tail.
+    fn gauss_delta(mu: f64, eps: f64) -> f64 {
+        use densities::normal::ln_cdf;
+        let a = ln_cdf(0.5 * mu - eps / mu);
+        let b = eps + ln_cdf(-0.5 * mu - eps / mu);
+        a.exp() * -(b - a).exp_m1()
+    }
+
+    const CELLS: [(f64, f64); 5] = [
+        (0.5, 0.55),
+        (0.9, 0.9009),
+        (1.0, 1.1),
+        (2.0, 2.5),
+        (4.0, 4.4),
+    ];
+
+    #[test]
+    fn the_mixture_weight_dominates_the_gaussian_profile_and_the_chord_does_not() {
+        // Independent route: the closed-form profile on a dense ε grid, each side's value
+        // against the mixture's, for interior shifts of several cells. The chord (linear
+        // interpolation weight) must fail somewhere: the profile is concave in μ for
+        // ε < μ²/2, so the test can tell a weight too small.
+        let mut chord_fails = 0;
+        for &(lo, hi) in &CELLS {
+            for k in 1..10 {
+                let theta = k as f64 / 10.0;
+                let mu = lo + theta * (hi - lo);
+                let w = upper_weight(mu, lo, hi);
+                assert!(w >= theta && w < theta + 0.2 * hi * (hi - lo), "{mu} {w}");
+                for i in -4000..=4000 {
+                    let eps = i as f64 * 0.01;
+                    let (d, dl, dh) = (
+                        gauss_delta(mu, eps),
+                        gauss_delta(lo, eps),
+                        gauss_delta(hi, eps),
+                    );
+                    let mix = w * dh + (1.0 - w) * dl;
+                    if d < 1e-250 {
+                        continue; // the products below would underflow
+                    }
+                    assert!(d <= mix * (1.0 + 1e-10), "μ = {mu}, ε = {eps}: {d} > {mix}");
+                    if d > (theta * dh + (1.0 - theta) * dl) * (1.0 + 1e-10) {
+                        chord_fails += 1;
+                    }
+                }
+            }
         }
-        rho *= 2.0;
+        assert!(chord_fails > 100, "{chord_fails}");
+    }
+
+    #[test]
+    fn the_mixture_weight_dominates_the_subsampled_pair_by_quadrature_in_both_directions() {
+        // The reduction to the Gaussian's profile checked on the mechanism itself: each
+        // direction's hockey-stick divergence of the Poisson-subsampled Gaussian at
+        // q = 0.05 by quadrature over the output, at shifts lo < μ < hi.
+        let (q, lo, hi) = (0.05, 1.0, 1.3);
+        let mu = 1.2;
+        let w = upper_weight(mu, lo, hi);
+        let h = 1e-3;
+        let ys: Vec<f64> = (0..40_000).map(|i| -15.0 + (i as f64 + 0.5) * h).collect();
+        let phi = |y: f64| (-0.5 * y * y).exp() / (2.0 * std::f64::consts::PI).sqrt();
+        let hockey = |m: f64, gamma: f64, remove: bool| -> f64 {
+            ys.iter()
+                .map(|&y| {
+                    let (p, q0) = ((1.0 - q) * phi(y) + q * phi(y - m), phi(y));
+                    let (a, b) = if remove { (p, q0) } else { (q0, p) };
+                    (a - gamma * b).max(0.0) * h
+                })
+                .sum()
+        };
+        for remove in [true, false] {
+            for i in 0..=60 {
+                let gamma = (-3.0 + 0.1 * i as f64).exp();
+                let d = hockey(mu, gamma, remove);
+                let mix = w * hockey(hi, gamma, remove) + (1.0 - w) * hockey(lo, gamma, remove);
+                assert!(
+                    d <= mix + 1e-12,
+                    "γ = {gamma}, remove {remove}: {d} > {mix}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_weights_are_rounded_up_in_exact_arithmetic() {
+        // α = n/(n + d) with n = e^{L(μ−lo)} − 1, d = 1 − e^{−L(hi−μ)}, L = hi/4, from the
+        // floats as given, enclosed exactly: the float weight is at least the exact one.
+        for &(lo, hi) in &CELLS {
+            for k in 1..200 {
+                let mu = lo + (hi - lo) * k as f64 / 200.0;
+                let w = rat(upper_weight(mu, lo, hi));
+                let l = rat(hi) / BigRational::from_integer(4.into());
+                let (a, b) = (rat(mu) - rat(lo), rat(hi) - rat(mu));
+                // The exponents in rationals, then enclosed: e^{La} from above and
+                // e^{−Lb} from above (d from below).
+                let ea = exp_fixed(&(&l * &a)).1;
+                let eb = exp_fixed(&(-(&l * &b))).1;
+                let s = BigInt::one() << P;
+                let n_hi = BigRational::new(ea - &s, s.clone());
+                let d_lo = BigRational::new(&s - eb, s.clone());
+                let one = BigRational::one();
+                assert!(
+                    &n_hi * (&one - &w) <= &w * &d_lo,
+                    "μ = {mu} in [{lo}, {hi}]"
+                );
+            }
+        }
+        // The group weight: (1 − α*)^n ≤ Π (1 − α_i)^{c_i} exactly (the tail P(S ≥ 1) of
+        // the binomial at least the Poisson-binomial's), for seeded weights.
+        let mut s: u64 = 7;
+        let mut u = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for _ in 0..200 {
+            let k = 1 + (u() * 6.0) as usize;
+            let parts: Vec<(f64, u64)> = (0..k).map(|_| (u(), 1 + (u() * 4.0) as u64)).collect();
+            let n: u64 = parts.iter().map(|p| p.1).sum();
+            let sum_ln: f64 = parts.iter().map(|&(a, c)| c as f64 * (-a).ln_1p()).sum();
+            let w = rat(group_weight(sum_ln, n, k));
+            let one = BigRational::one();
+            let lhs = num_traits::pow(&one - &w, n as usize);
+            let rhs = parts.iter().fold(one.clone(), |acc, &(a, c)| {
+                acc * num_traits::pow(&one - rat(a), c as usize)
+            });
+            assert!(lhs <= rhs, "{parts:?}");
+        }
+    }
+
+    /// `P(S ≥ j)` for `j = 0..=n` of a sum of independent Bernoulli(p_i), exactly.
+    fn tails(ps: &[BigRational]) -> Vec<BigRational> {
+        let mut pmf = vec![BigRational::one()];
+        for p in ps {
+            let mut next = vec![BigRational::zero(); pmf.len() + 1];
+            for (j, m) in pmf.iter().enumerate() {
+                next[j] += m * (BigRational::one() - p);
+                next[j + 1] += m * p;
+            }
+            pmf = next;
+        }
+        let mut t = vec![BigRational::zero(); pmf.len()];
+        let mut acc = BigRational::zero();
+        for j in (0..pmf.len()).rev() {
+            acc += &pmf[j];
+            t[j] = acc.clone();
+        }
+        t
+    }
+
+    #[test]
+    fn the_group_weights_binomial_is_stochastically_larger_and_the_mean_is_not() {
+        // Every tail of Binomial(n, α*) against the Poisson-binomial's, exactly, for
+        // seeded weights and counts; the binomial at the mean weight (the same expected
+        // count) must fall short of some tail for many of them.
+        let mut s: u64 = 11;
+        let mut u = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut mean_fails = 0;
+        for _ in 0..100 {
+            let k = 2 + (u() * 5.0) as usize;
+            let parts: Vec<(f64, u64)> = (0..k).map(|_| (u(), 1 + (u() * 3.0) as u64)).collect();
+            let n: u64 = parts.iter().map(|p| p.1).sum();
+            let each: Vec<BigRational> = parts
+                .iter()
+                .flat_map(|&(a, c)| std::iter::repeat_n(rat(a), c as usize))
+                .collect();
+            let sum_ln: f64 = parts.iter().map(|&(a, c)| c as f64 * (-a).ln_1p()).sum();
+            let w = rat(group_weight(sum_ln, n, k));
+            let pb = tails(&each);
+            let bin = tails(&vec![w; n as usize]);
+            for j in 0..pb.len() {
+                assert!(bin[j] >= pb[j], "j = {j}, {parts:?}");
+            }
+            let mean = each.iter().fold(BigRational::zero(), |a, b| a + b)
+                / BigRational::from_integer((n as i64).into());
+            let at_mean = tails(&vec![mean; n as usize]);
+            if (0..pb.len()).any(|j| at_mean[j] < pb[j]) {
+                mean_fails += 1;
+            }
+        }
+        assert!(mean_fails > 50, "{mean_fails}");
     }
 }

@@ -24,6 +24,7 @@ use super::allocation::{epoch_laws, EpochGrid, EpochLaws};
 use super::law::{BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, LossLaw};
 use super::max_statistic::MaxStatisticLaw;
 use super::mixture::MixtureLaw;
+use super::revealed::UpperMixture;
 use super::subsampled::{Base, Direction, SubsampledLaw};
 use super::MAX_COUNT;
 use densities::bounded::BoundedFamily;
@@ -90,6 +91,20 @@ pub enum MechanismKind {
         /// b > 0.
         scale: f64,
         /// q ∈ (0, 1].
+        q: f64,
+    },
+    /// A schedule's upper law between two lattice points (docs/accountant.md §2.8): with
+    /// probability `weight` the Poisson-subsampled Gaussian at `sigma`, otherwise at
+    /// `sigma2`, the choice published. Built by [`super::schedule::accounted`], never
+    /// parsed; only the upper ends of a composition with it are certified.
+    SubsampledGaussianMix {
+        /// σ of the leakier part (the smaller).
+        sigma: f64,
+        /// σ of the other part.
+        sigma2: f64,
+        /// Probability of the part at `sigma`, in (0, 1).
+        weight: f64,
+        /// q ∈ (0, 1], both parts.
         q: f64,
     },
 }
@@ -700,6 +715,28 @@ impl MechanismSpec {
                 })?)
             }
             MechanismKind::SubsampledGaussian { sigma, q } => return sub(Base::Gaussian, sigma, q),
+            MechanismKind::SubsampledGaussianMix {
+                sigma,
+                sigma2,
+                weight,
+                q,
+            } => {
+                // Each direction's law is the mixture of the parts' laws in it (§2.8).
+                let part = |sigma: f64, dir: Direction| -> Result<Box<dyn LossLaw>, SpecError> {
+                    let mu = div_up(self.sensitivity, sigma);
+                    Ok(Box::new(
+                        SubsampledLaw::new(Base::Gaussian, mu, q, dir)
+                            .map_err(|_| wrap("sensitivity/sigma", "[1e-6, 50]", mu))?,
+                    ))
+                };
+                let mix = |dir: Direction| -> Result<Box<dyn LossLaw>, SpecError> {
+                    Ok(Box::new(UpperMixture::new(vec![
+                        (weight, part(sigma, dir)?),
+                        (1.0 - weight, part(sigma2, dir)?),
+                    ])))
+                };
+                return Ok((mix(Direction::Remove)?, Some(mix(Direction::Add)?)));
+            }
             MechanismKind::SubsampledLaplace { scale, q } => return sub(Base::Laplace, scale, q),
         };
         Ok((one, None))
@@ -765,6 +802,7 @@ impl MechanismSpec {
             MechanismKind::Bounded { .. } => "bounded",
             MechanismKind::SubsampledGaussian { .. } => "subsampled-gaussian",
             MechanismKind::SubsampledLaplace { .. } => "subsampled-laplace",
+            MechanismKind::SubsampledGaussianMix { .. } => "subsampled-gaussian",
         }
     }
 }

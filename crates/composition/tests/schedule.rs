@@ -184,7 +184,7 @@ fn schedule_files_refuse_bad_rows_naming_line_and_column() {
 #[test]
 fn the_upper_ends_mixtures_hold_and_cost_a_fraction_of_rounding_down() {
     // 40 distinct σ in [0.9, 1.1] at q = 0.02, 25 steps each (T = 1e3), with at most 32
-    // laws a side (8 for the upper end). Independent routes: the unrounded composition
+    // laws a side (16 for the upper end). Independent routes: the unrounded composition
     // (40 laws), and the same upper lattice without mixtures (each mixture's steps at its
     // leakier lattice point, the plain rounding down).
     let segs: Vec<Segment> = (0..40)
@@ -195,7 +195,7 @@ fn the_upper_ends_mixtures_hold_and_cost_a_fraction_of_rounding_down() {
         })
         .collect();
     let a = accounted(&segs, 1e-4, 32).unwrap();
-    assert!(a.upper.len() <= 8 && a.lower.len() <= 32 && !a.q_rounded);
+    assert!(a.upper.len() <= 16 && a.lower.len() <= 32 && !a.q_rounded);
     let mixtures = a
         .upper
         .iter()

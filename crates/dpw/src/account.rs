@@ -240,7 +240,7 @@ impl AccountRequest {
                     // Each end from the rounded schedule on its side (§2.8): every
                     // quantity asked (ε, δ, TPR) grows as a step leaks more. The rounding
                     // already costs about ρ of width, so the accountant is asked for no
-                    // finer accuracy than ρ.
+                    // finer accuracy than 2ρ.
                     let coarse = acc.end_accuracy(self.accuracy.unwrap_or(1e-4));
                     let up = self.ask_at(&with(&acc.upper), work, Some(coarse))?;
                     let lo = self.ask_at(&with(&acc.lower), work, Some(coarse))?;

@@ -31,7 +31,7 @@
 //! "warmup.csv" }` (a CSV with the header `sigma,q,count`, one segment of
 //! Poisson-subsampled Gaussian steps a row, the path relative to the manifest), accounted
 //! as `dpw account --schedule` does (docs/accountant.md §2.8: up to 256 distinct (σ, q)
-//! exactly, beyond that each end from the schedule rounded onto a lattice on its side);
+//! exactly, beyond that each end from a copy of the schedule built on a lattice on its side);
 //! with `vary = "count"` the grid value repeats the whole schedule (e.g. epochs). Only the
 //! certified accountant (`"pld"`, `"lower_bound"`) takes a schedule.
 //! One series per mechanism key, one panel `main`; `y` is the bracket's midpoint,
@@ -160,7 +160,9 @@ fn series_inputs(
                 })?;
                 let a = accounted(&segments, accuracy, MAX_EXACT_LAWS)
                     .map_err(|e| KeyError::new(&key, format!("'{path}': {}", e.0)))?;
-                out.push((m.key.clone(), a.upper[0].clone(), Some(a)));
+                // The lower end's first law: always a plain SPEC (the upper end's may be a
+                // mixture, §2.8).
+                out.push((m.key.clone(), a.lower[0].clone(), Some(a)));
             }
             _ => {
                 return Err(KeyError::new(
@@ -544,7 +546,7 @@ impl PrivacyCurve {
                     Some(_) => {
                         // Each end from the rounded schedule on its side (docs/accountant.md
                         // §2.8); the rounding already costs about ρ of width, so the
-                        // accountant is asked for no finer accuracy than ρ.
+                        // accountant is asked for no finer accuracy than 2ρ.
                         let default = if report_eps { 1e-4 } else { 1e-3 };
                         let coarse = Some(sch.end_accuracy(self.accuracy.unwrap_or(default)));
                         let up = ask(&sch.upper, coarse)?;

@@ -216,11 +216,34 @@ impl AccountRequest {
     /// cancelled run is the error "interrupted").
     pub fn run_on(&self, work: &Work) -> Result<AccountResult, String> {
         let start = Instant::now();
-        let (answer, note) = match &self.schedule {
-            None => (self.ask(&self.mechanisms, work)?, None),
-            Some(sch) => {
-                let acc = accounted(&sch.segments, self.accuracy.unwrap_or(1e-4), MAX_EXACT_LAWS)
-                    .map_err(|e| format!("--schedule: {}", e.0))?;
+        // Everything that can refuse the input is checked before anything is computed:
+        // the schedule's laws, and the Poisson comparison of a lower-bound-only sampler
+        // (§2.9), which a long computation must not end in refusing.
+        let accounted_schedule = match &self.schedule {
+            None => None,
+            Some(sch) => Some(
+                accounted(&sch.segments, self.accuracy.unwrap_or(1e-4), MAX_EXACT_LAWS)
+                    .map_err(|e| format!("--schedule: {}", e.0))?,
+            ),
+        };
+        let poisson: Option<Vec<MechanismSpec>> = if self.lower_bound_only() {
+            // What Poisson sampling at the same rates would claim for the whole
+            // composition: each sampler's Poisson equivalent, and the schedule (Poisson
+            // already; its upper end's laws when it was rounded).
+            let mut p: Vec<MechanismSpec> = self
+                .mechanisms
+                .iter()
+                .map(poisson_equivalent)
+                .collect::<Result<_, _>>()?;
+            if let Some(acc) = &accounted_schedule {
+                p.extend(acc.upper.iter().cloned());
+            }
+            Some(p)
+        } else {
+            None
+        };
+        let (answer, note) = match (&self.schedule, accounted_schedule) {
+            (Some(sch), Some(acc)) => {
                 let with = |extra: &[MechanismSpec]| -> Vec<MechanismSpec> {
                     self.mechanisms.iter().chain(extra).cloned().collect()
                 };
@@ -268,15 +291,11 @@ impl AccountRequest {
                 };
                 (answer, Some(note))
             }
+            _ => (self.ask(&self.mechanisms, work)?, None),
         };
-        let (answer, poisson_claim) = if self.lower_bound_only() {
+        let (answer, poisson_claim) = if let Some(poisson) = poisson {
             // Only the lower end holds (§2.9): the upper end is none known (+∞, a true
             // bound), and beside it what Poisson accounting at the same rate would claim.
-            let poisson: Vec<MechanismSpec> = self
-                .mechanisms
-                .iter()
-                .map(poisson_equivalent)
-                .collect::<Result<_, _>>()?;
             let claim = self.ask(&poisson, work)?.upper;
             let a = Answer {
                 estimate: answer.lower,

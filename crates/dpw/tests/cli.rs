@@ -1969,6 +1969,48 @@ fn account_shuffle_reports_a_lower_bound_only_beside_the_poisson_claim() {
         "{table}"
     );
     assert!(lower > 0.0 && p_upper.parse::<f64>().unwrap() > 0.0);
+    // With a schedule after it, the claim is Poisson accounting's for the whole
+    // composition: the sampler's Poisson equivalent and the schedule's steps.
+    std::fs::write(dir.path().join("s.csv"), "sigma,q,count\n1.0,0.01,50\n").unwrap();
+    let with_schedule = stdout(&dpw(
+        dir.path(),
+        &[
+            "account",
+            "--mechanism",
+            spec,
+            "--schedule",
+            "s.csv",
+            "--delta",
+            "1e-5",
+        ],
+    ));
+    let both = dpw(
+        dir.path(),
+        &[
+            "account",
+            "--mechanism",
+            "subsampled-gaussian:sigma=0.7,q=0.01,count=100",
+            "--mechanism",
+            "subsampled-gaussian:sigma=1.0,q=0.01,count=50",
+            "--delta",
+            "1e-5",
+            "--format",
+            "csv",
+        ],
+    );
+    let both_upper = stdout(&both)
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .nth(3)
+        .unwrap()
+        .to_string();
+    assert!(
+        both_upper != p_upper
+            && with_schedule.contains(&format!("would claim at most {both_upper}")),
+        "{with_schedule}"
+    );
     // The solver needs an upper bound: refused in one line, exit 2.
     let s = dpw(
         dir.path(),

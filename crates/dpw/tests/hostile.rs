@@ -1,7 +1,8 @@
 //! Hostile-input property test (issue 15): every checked-in manifest mutated through
 //! `--set` (extreme numbers, NaN/inf, subnormals, huge grids, empty arrays, wrong types),
-//! `dpw calibrate` with mutated arguments, `dpw account` with mutated mechanism specs and
-//! `dpw solve` with mutated specs, unknowns and targets. For every case the binary must
+//! `dpw calibrate` with mutated arguments, `dpw account` with mutated mechanism specs
+//! (now and then with a schedule file) and `dpw solve` with mutated specs, unknowns and
+//! targets. For every case the binary must
 //!
 //! - exit 0 or 2 (never a panic, 101, an abort or a signal, never 1 for an input that
 //!   validation let through),
@@ -12,7 +13,7 @@
 //! - finish within a guard time of 90 s (a runaway is killed and reported, not waited for; a
 //!   normal run's wall-clock time is never asserted).
 //!
-//! The case count and seed are fixed (`DPW_FUZZ_CASES`, default 150, about 10 s, in the
+//! The case count and seed are fixed (`DPW_FUZZ_CASES`, default 150, about 15 s, in the
 //! README's test command; `DPW_FUZZ_SEED`, default 15); CI's long step (`just test-all`)
 //! runs 2000 cases, and `just fuzz` as many as asked. Heavy figures are first made
 //! light (generated grids cut to three points, fewer samples) so that an accepted case
@@ -587,6 +588,13 @@ fn account_case(rng: &mut impl Rng) -> (Vec<String>, bool) {
         line.push("--mechanism".into());
         line.push(spec_string(rng));
     }
+    // Now and then a schedule file (written to the case's scratch directory: the
+    // argument carries its text after `@@`), from one row to hundreds of distinct ones
+    // (the lattices and mixtures of docs/accountant.md §2.8), mostly well-formed.
+    if rng.gen_bool(0.3) {
+        line.push("--schedule".into());
+        line.push(format!("@@{}", schedule_text(rng)));
+    }
     let bad_small = ["0", "1", "nan", "-1", "1e-320", "5e-324", "2"];
     if rng.gen_bool(0.7) {
         let d = [
@@ -604,6 +612,53 @@ fn account_case(rng: &mut impl Rng) -> (Vec<String>, bool) {
     let format = *["table", "csv", "json"].choose(rng).expect("formats");
     line.push(format!("--format={format}"));
     (line, format == "json")
+}
+
+/// A schedule CSV: a header (now and then a bad one), then 1 to 400 rows of σ, q and a
+/// count, each value now and then hostile (zero, negative, NaN, huge, fractional).
+fn schedule_text(rng: &mut impl Rng) -> String {
+    let header = mix(
+        rng,
+        &["sigma,q,count", "count,sigma,q"],
+        &["sigma,q", "s,q,count", ""],
+    );
+    let mut out = format!("{header}\n");
+    // Past 256 distinct rows the lattices and mixtures (one case in ten: seconds each).
+    let rows = if rng.gen_bool(0.1) {
+        *[300usize, 400].choose(rng).expect("rows")
+    } else {
+        *[1usize, 3, 40].choose(rng).expect("rows")
+    };
+    let (s0, s1) = (rng.gen_range(0.3..2.0), rng.gen_range(0.3..3.0));
+    let q0: f64 = 10f64.powf(rng.gen_range(-5.0..-0.5));
+    for i in 0..rows {
+        let t = i as f64 / rows.max(2) as f64;
+        let sigma = format!("{:?}", s0 + (s1 - s0) * t);
+        let q = if rng.gen_bool(0.5) {
+            format!("{q0:?}")
+        } else {
+            format!("{:?}", q0 * (1.0 + t))
+        };
+        let count = rng.gen_range(1..=50u64).to_string();
+        let bad = [
+            "0", "-1", "nan", "inf", "1e300", "2.5", "1e11", "5e-324", "x", "",
+        ];
+        let p = 1.0 / (4.0 * rows as f64);
+        let mut cell = |good: String| -> String {
+            if rng.gen_bool(p) {
+                (*bad.choose(rng).expect("bad")).to_string()
+            } else {
+                good
+            }
+        };
+        let (a, b, c) = (cell(sigma), cell(q), cell(count));
+        if header.starts_with("count") {
+            out.push_str(&format!("{c},{a},{b}\n"));
+        } else {
+            out.push_str(&format!("{a},{b},{c}\n"));
+        }
+    }
+    out
 }
 
 /// A `dpw solve` command line: an account case's specs with one value (now and then none,
@@ -745,6 +800,18 @@ fn hostile_manifests_and_calibrate_arguments_exit_0_or_2_cleanly() {
             }
             (args, false, false)
         };
+        // A schedule's text goes to a file in the scratch directory.
+        let args: Vec<String> = args
+            .into_iter()
+            .map(|a| match a.strip_prefix("@@") {
+                Some(text) => {
+                    let path = scratch.path().join("schedule.csv");
+                    fs::write(&path, text).expect("schedule file");
+                    path.display().to_string()
+                }
+                None => a,
+            })
+            .collect();
         let o = run_dpw(&root, scratch.path(), &args);
         if o.seconds > slowest.0 {
             slowest = (o.seconds, args.join(" "));

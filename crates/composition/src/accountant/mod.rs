@@ -87,6 +87,11 @@ pub const MAX_COUNT: u64 = 10_000_000_000;
 /// two sides of a bracket run at once).
 pub const DEFAULT_MAX_BINS: usize = 1 << 23;
 
+/// The grids of all the laws of a composition together hold at most this many times the
+/// bin budget (twice: the error message says so) (memory: about 90 bytes a bin between cells, both sides' lattices and the
+/// transforms' work arrays).
+pub const TOTAL_BINS_FACTOR: u64 = 2;
+
 /// A certified bracket of ε or δ.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Answer {
@@ -270,6 +275,26 @@ impl Accountant {
     /// question `focus` where a law asks for it ([`LossLaw::graded`], docs/accountant.md
     /// §3.3).
     fn grid_cells(&self, d: f64, t: f64, cap: f64, focus: Focus) -> Result<Vec<GridCells>> {
+        // Every law's grid is within the bin budget, and so is their sum, up to
+        // TOTAL_BINS_FACTOR times it: many laws on a fine step would otherwise hold
+        // gigabytes between them (a schedule's 512 laws beside a mechanism at q = 4e-9,
+        // whose scale sets the step: 18 GB). Too many bins on a first step makes it
+        // coarser, on a refinement step ends the refinement (`steps.rs`).
+        let mut total = 0u64;
+        for (law, _) in &self.parts {
+            if let Some((_, _, ia, ib)) = lattice::cut(law.as_ref(), d, t, self.max_bins, cap)? {
+                total += (ib - ia) as u64;
+            }
+        }
+        let most = TOTAL_BINS_FACTOR * self.max_bins as u64;
+        if total > most {
+            return Err(out_of_range(
+                "loss supports / grid step summed over the composition's laws (bins)",
+                total as f64,
+                "at most twice the bin budget: too many laws for the resolution the finest \
+                 scale in the list needs",
+            ));
+        }
         self.work.metered(|| {
             if focus == Focus::Uniform || !self.parts.iter().any(|p| p.0.graded()) {
                 return self
@@ -1518,6 +1543,41 @@ fn root_from(f: &dyn Fn(f64) -> f64, start: f64, step: f64, top: f64) -> Option<
         }
     }
     Some(illinois(f, a, b))
+}
+
+#[cfg(test)]
+mod total_bins_tests {
+    use super::{Accountant, Focus, GaussianLaw, LossLaw};
+    use crate::error::CompositionError;
+
+    #[test]
+    fn the_laws_grids_together_are_held_to_twice_the_bin_budget() {
+        // Gaussian laws whose grids each span 0.8 of a budget of 2^16 bins at the step d:
+        // one or two fit together, three do not (and fail before any cell is computed,
+        // as the out-of-range error a first step answers by going coarser).
+        let law = |mu: f64| Box::new(GaussianLaw::new(mu).unwrap()) as Box<dyn LossLaw>;
+        let t = -30.0;
+        let r = law(1.0).continuous_range(t).unwrap();
+        let d = (r.hi - r.lo) / (0.8 * 65536.0);
+        let acc = |n: usize| {
+            Accountant::new((0..n).map(|i| (law(1.0), 1 + i as u64)).collect())
+                .unwrap()
+                .with_max_bins(1 << 16)
+                .unwrap()
+        };
+        for n in [1, 2] {
+            let g = acc(n).grid_cells(d, t, f64::INFINITY, Focus::Uniform);
+            assert!(g.is_ok_and(|g| g.len() == n), "{n} laws");
+        }
+        let e = acc(3).grid_cells(d, t, f64::INFINITY, Focus::Uniform);
+        assert!(
+            matches!(e, Err(CompositionError::OutOfRange { .. })),
+            "{e:?}"
+        );
+        // And the composition still answers, from a coarser first step.
+        let a = acc(3).with_accuracy(1e-3).unwrap().epsilon(1e-6).unwrap();
+        assert!(a.lower > 0.0 && a.lower <= a.upper);
+    }
 }
 
 #[cfg(test)]

@@ -119,5 +119,38 @@ fn solve_rows(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, rows, solve_rows);
+/// Issue 31's schedule (docs/accountant.md §2.8): 1e4 distinct segments, σ from 1.5 down
+/// to 0.8, q = 1e-3, 100 steps each (T = 1e6), ε at δ = 1e-5 from both rounded copies as
+/// `dpw account --schedule` computes it (the lattices, both compositions at the accuracy
+/// `end_accuracy` gives).
+fn schedule_rows(c: &mut Criterion) {
+    use composition::accountant::schedule::{accounted, Segment, MAX_EXACT_LAWS};
+    let segments: Vec<Segment> = (0..10_000)
+        .map(|i| Segment {
+            sigma: 1.5 - 0.7 * i as f64 / 9999.0,
+            q: 1e-3,
+            count: 100,
+        })
+        .collect();
+    let mut g = c.benchmark_group("schedule");
+    g.sample_size(10);
+    g.bench_function("1e4 distinct segments T=1e6 q=1e-3 delta=1e-5", |b| {
+        b.iter(|| {
+            let a = accounted(&segments, 1e-4, MAX_EXACT_LAWS).unwrap();
+            let acc = a.end_accuracy(1e-4);
+            let end = |specs: &[MechanismSpec]| {
+                accountant(specs)
+                    .unwrap()
+                    .with_accuracy(acc)
+                    .unwrap()
+                    .epsilon(black_box(1e-5))
+                    .unwrap()
+            };
+            (end(&a.lower).lower, end(&a.upper).upper)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, rows, solve_rows, schedule_rows);
 criterion_main!(benches);

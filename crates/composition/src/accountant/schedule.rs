@@ -403,7 +403,10 @@ fn upper_specs(
     for ((lo, hi, q, _), (sum_ln, n, terms)) in groups {
         let (lo, hi, q) = (f64::from_bits(lo), f64::from_bits(hi), f64::from_bits(q));
         let w = group_weight(sum_ln, n, terms);
-        if w >= 1.0 {
+        // A weight of 1, or one that underflowed to 0 (defence only: each α_i is at
+        // least about 1e-18 for shifts up to 50), is the leakier lattice law alone: σ
+        // rounded down, as without mixtures.
+        if w >= 1.0 || w <= 0.0 {
             out.push(spec_of(&Segment {
                 sigma: lo,
                 q,

@@ -1956,14 +1956,18 @@ fn account_shuffle_reports_a_lower_bound_only_beside_the_poisson_claim() {
             "csv",
         ],
     );
-    let p_upper = stdout(&poisson)
-        .lines()
-        .nth(1)
-        .unwrap()
-        .split(',')
-        .nth(3)
-        .unwrap()
-        .to_string();
+    // The upper column of a CSV answer.
+    let upper_of = |o: &Output| {
+        stdout(o)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .nth(3)
+            .unwrap()
+            .to_string()
+    };
+    let p_upper = upper_of(&poisson);
     assert!(
         table.contains(&format!("would claim at most {p_upper}")),
         "{table}"
@@ -1998,14 +2002,7 @@ fn account_shuffle_reports_a_lower_bound_only_beside_the_poisson_claim() {
             "csv",
         ],
     );
-    let both_upper = stdout(&both)
-        .lines()
-        .nth(1)
-        .unwrap()
-        .split(',')
-        .nth(3)
-        .unwrap()
-        .to_string();
+    let both_upper = upper_of(&both);
     assert!(
         both_upper != p_upper
             && with_schedule.contains(&format!("would claim at most {both_upper}")),

@@ -669,13 +669,7 @@ mod weight_tests {
         }
         // The group weight: (1 − α*)^n ≤ Π (1 − α_i)^{c_i} exactly (the tail P(S ≥ 1) of
         // the binomial at least the Poisson-binomial's), for seeded weights.
-        let mut s: u64 = 7;
-        let mut u = || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut u = seeded(7);
         for _ in 0..200 {
             let k = 1 + (u() * 6.0) as usize;
             let parts: Vec<(f64, u64)> = (0..k).map(|_| (u(), 1 + (u() * 4.0) as u64)).collect();
@@ -688,6 +682,16 @@ mod weight_tests {
                 acc * num_traits::pow(&one - rat(a), c as usize)
             });
             assert!(lhs <= rhs, "{parts:?}");
+        }
+    }
+
+    /// Uniform numbers in [0, 1) from a seeded linear congruential generator.
+    fn seeded(mut s: u64) -> impl FnMut() -> f64 {
+        move || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
         }
     }
 
@@ -716,13 +720,7 @@ mod weight_tests {
         // Every tail of Binomial(n, α*) against the Poisson-binomial's, exactly, for
         // seeded weights and counts; the binomial at the mean weight (the same expected
         // count) must fall short of some tail for many of them.
-        let mut s: u64 = 11;
-        let mut u = || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut u = seeded(11);
         let mut mean_fails = 0;
         for _ in 0..100 {
             let k = 2 + (u() * 5.0) as usize;

@@ -88,8 +88,8 @@ pub const MAX_COUNT: u64 = 10_000_000_000;
 pub const DEFAULT_MAX_BINS: usize = 1 << 23;
 
 /// The grids of all the laws of a composition together hold at most this many times the
-/// bin budget (twice: the error message says so) (memory: about 90 bytes a bin between cells, both sides' lattices and the
-/// transforms' work arrays).
+/// bin budget (memory: about 90 bytes a bin between cells, both sides' lattices and the
+/// transforms' work arrays; the error message says "twice").
 pub const TOTAL_BINS_FACTOR: u64 = 2;
 
 /// A certified bracket of ε or δ.

@@ -721,21 +721,25 @@ impl MechanismSpec {
                 weight,
                 q,
             } => {
-                // Each direction's law is the mixture of the parts' laws in it (§2.8).
-                let part = |sigma: f64, dir: Direction| -> Result<Box<dyn LossLaw>, SpecError> {
-                    let mu = div_up(self.sensitivity, sigma);
-                    Ok(Box::new(
-                        SubsampledLaw::new(Base::Gaussian, mu, q, dir)
-                            .map_err(|_| wrap("sensitivity/sigma", "[1e-6, 50]", mu))?,
-                    ))
+                // Each direction's law is the mixture of the parts' laws in it (§2.8),
+                // each part's pair that of its own SPEC.
+                let part = |sigma: f64| {
+                    MechanismSpec {
+                        kind: MechanismKind::SubsampledGaussian { sigma, q },
+                        ..self.clone()
+                    }
+                    .laws()
                 };
-                let mix = |dir: Direction| -> Result<Box<dyn LossLaw>, SpecError> {
-                    Ok(Box::new(UpperMixture::new(vec![
-                        (weight, part(sigma, dir)?),
-                        (1.0 - weight, part(sigma2, dir)?),
-                    ])))
+                let ((r1, a1), (r2, a2)) = (part(sigma)?, part(sigma2)?);
+                let (Some(a1), Some(a2)) = (a1, a2) else {
+                    return Err(SpecError(format!(
+                        "{kind}: a mixture of asymmetric pairs only"
+                    )));
                 };
-                return Ok((mix(Direction::Remove)?, Some(mix(Direction::Add)?)));
+                let mix = |a: Box<dyn LossLaw>, b: Box<dyn LossLaw>| -> Box<dyn LossLaw> {
+                    Box::new(UpperMixture::new(vec![(weight, a), (1.0 - weight, b)]))
+                };
+                return Ok((mix(r1, r2), Some(mix(a1, a2))));
             }
             MechanismKind::SubsampledLaplace { scale, q } => return sub(Base::Laplace, scale, q),
         };

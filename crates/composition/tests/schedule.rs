@@ -5,6 +5,7 @@ use composition::accountant::schedule::{accounted, parse_csv, Segment};
 use composition::accountant::{spec, Answer, MechanismKind, MechanismSpec};
 
 fn epsilon(specs: &[MechanismSpec], delta: f64, accuracy: f64) -> Answer {
+    // (Each rounded copy's lower end is asked at `Accounted::lower_target` of δ.)
     spec::accountant(specs)
         .unwrap()
         .with_accuracy(accuracy)
@@ -70,9 +71,9 @@ fn a_rounded_schedule_brackets_the_unrounded_composition() {
         .collect();
     let exact = epsilon(&exact_specs, 1e-5, 1e-3);
     let up = epsilon(&a.upper, 1e-5, 1e-3);
-    let lo = epsilon(&a.lower, 1e-5, 1e-3);
+    let lo = epsilon(&a.lower, a.lower_target(1e-5, 1), 1e-3);
     // The rounded ends hold the exact composition's bracket: each rounded schedule leaks
-    // more (upper) or less (lower) at every step.
+    // more (upper) or less (lower, up to its slack) at every step.
     assert!(
         lo.lower <= exact.lower && exact.upper <= up.upper,
         "rounded [{}, {}] does not hold the exact [{}, {}]",
@@ -102,6 +103,7 @@ fn lattice_rounding_is_on_its_side_and_every_lattice_segment_comes_from_the_sche
             sigma2,
             q,
             weight,
+            ..
         } => {
             assert!(weight > 0.0 && weight < 1.0 && sigma < sigma2);
             (sigma, q, sigma2)
@@ -135,12 +137,17 @@ fn lattice_rounding_is_on_its_side_and_every_lattice_segment_comes_from_the_sche
             },
         ];
         let b = accounted(&one, 1e-3, 1).unwrap();
-        // The segment's upper law: at a lattice point at most its σ, or a mixture of
-        // the two lattice points around it.
+        // The segment's laws: at a lattice point at most its σ (upper) or at least it
+        // (lower), or a mixture of the two lattice points around it.
         let (su, qu, su2) = parse2(&b.upper[0]);
-        let (sl, ql) = parse(&b.lower[0]);
+        let (sl, ql, sl2) = parse2(&b.lower[0]);
+        let lower_ok = if sl2.is_finite() {
+            sl <= s.sigma && s.sigma <= sl2
+        } else {
+            sl >= s.sigma
+        };
         assert!(
-            su <= s.sigma && s.sigma <= su2 && qu >= s.q && sl >= s.sigma && ql <= s.q,
+            su <= s.sigma && s.sigma <= su2 && qu >= s.q && lower_ok && ql <= s.q,
             "{s:?}"
         );
     }
@@ -183,8 +190,8 @@ fn schedule_files_refuse_bad_rows_naming_line_and_column() {
 
 #[test]
 fn the_upper_ends_mixtures_hold_and_cost_a_fraction_of_rounding_down() {
-    // 40 distinct σ in [0.9, 1.1] at q = 0.02, 25 steps each (T = 1e3), with at most 32
-    // laws a side (16 for the upper end). Independent routes: the unrounded composition
+    // 40 distinct σ in [0.9, 1.1] at q = 0.02, 25 steps each (T = 1e3), with at most 16
+    // laws a side. Independent routes: the unrounded composition
     // (40 laws), and the same upper lattice without mixtures (each mixture's steps at its
     // leakier lattice point, the plain rounding down).
     let segs: Vec<Segment> = (0..40)
@@ -194,8 +201,8 @@ fn the_upper_ends_mixtures_hold_and_cost_a_fraction_of_rounding_down() {
             count: 25,
         })
         .collect();
-    let a = accounted(&segs, 1e-4, 32).unwrap();
-    assert!(a.upper.len() <= 16 && a.lower.len() <= 32 && !a.q_rounded);
+    let a = accounted(&segs, 1e-4, 16).unwrap();
+    assert!(a.upper.len() <= 16 && a.lower.len() <= 16 && !a.q_rounded);
     let mixtures = a
         .upper
         .iter()
@@ -238,4 +245,113 @@ fn the_upper_ends_mixtures_hold_and_cost_a_fraction_of_rounding_down() {
         exact.upper,
         a.upper_ratio
     );
+}
+
+#[test]
+fn the_lower_ends_mixtures_hold_and_cost_a_fraction_of_rounding_up() {
+    // As the upper end's test: 40 distinct σ in [0.9, 1.1] at q = 0.02, 25 steps each,
+    // at most 32 laws for the lower end. Independent routes: the unrounded composition
+    // (40 laws), and the same lower lattice without mixtures (each mixture's steps at its
+    // less leaky lattice point, the plain rounding up).
+    let segs: Vec<Segment> = (0..40)
+        .map(|i| Segment {
+            sigma: 0.9 + 0.2 * (i as f64 + 0.5) / 40.0,
+            q: 0.02,
+            count: 25,
+        })
+        .collect();
+    let a = accounted(&segs, 1e-4, 32).unwrap();
+    assert!(a.lower.len() <= 32 && !a.q_rounded);
+    let mixtures = a
+        .lower
+        .iter()
+        .filter(|m| matches!(m.kind, MechanismKind::SubsampledGaussianMix { .. }))
+        .count();
+    assert!(mixtures >= 2, "{:?}", a.lower);
+    assert!(
+        a.lower_slack > 0.0 && a.lower_slack < 1e-15,
+        "{}",
+        a.lower_slack
+    );
+    assert_eq!(a.lower.iter().map(|m| m.count).sum::<u64>(), 1000);
+    let exact_specs: Vec<MechanismSpec> = segs
+        .iter()
+        .map(|s| {
+            format!("subsampled-gaussian:sigma={:?},q=0.02,count=25", s.sigma)
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    let up: Vec<MechanismSpec> = a
+        .lower
+        .iter()
+        .map(|m| match m.kind {
+            MechanismKind::SubsampledGaussianMix { sigma2, q, .. } => format!(
+                "subsampled-gaussian:sigma={sigma2:?},q={q:?},count={}",
+                m.count
+            )
+            .parse()
+            .unwrap(),
+            _ => m.clone(),
+        })
+        .collect();
+    let exact = epsilon(&exact_specs, 1e-5, 1e-4);
+    let low = epsilon(&a.lower, a.lower_target(1e-5, 1), 1e-4);
+    let plain = epsilon(&up, 1e-5, 1e-4);
+    // Certified: the mixtures' lower end is at most the exact composition's upper end.
+    assert!(low.lower <= exact.upper, "{} > {}", low.lower, exact.upper);
+    // And a fraction of what rounding up on the same lattice costs.
+    let (cost, plain_cost) = (exact.lower - low.lower, exact.lower - plain.lower);
+    assert!(
+        plain_cost > 0.0 && cost < 0.25 * plain_cost,
+        "mixtures {cost:e} against rounding {plain_cost:e} (ε = {}, ρ = {:?})",
+        exact.lower,
+        a.ratio
+    );
+}
+
+#[test]
+fn the_side_by_side_ends_hold_against_each_copys_own_finer_bracket() {
+    // `epsilon_with_lower` computes only the upper copy's upper end and the lower copy's
+    // lower end, side by side. Independent routes: each copy's own two-sided bracket at a
+    // 10× finer accuracy (the side-by-side end must be on its side of it), and the
+    // unrounded composition (16 laws), which the bracket must hold.
+    let segs = random_schedule(16, 62);
+    let a = accounted(&segs, 1e-4, 8).unwrap();
+    assert!(a.lower_mixtures);
+    let copy = |specs: &[MechanismSpec], acc: f64| {
+        spec::accountant(specs).unwrap().with_accuracy(acc).unwrap()
+    };
+    let delta = 1e-5;
+    let low_delta = a.lower_target(delta, 1);
+    let both = copy(&a.upper, 1e-3)
+        .epsilon_with_lower(delta, &copy(&a.lower, 1e-3), low_delta)
+        .unwrap();
+    let up = copy(&a.upper, 1e-4).epsilon(delta).unwrap();
+    let lo = copy(&a.lower, 1e-4).epsilon(low_delta).unwrap();
+    assert!(
+        both.upper >= up.lower && both.lower <= lo.upper && both.lower <= both.upper,
+        "side by side [{}, {}], upper copy [{}, {}], lower copy [{}, {}]",
+        both.lower,
+        both.upper,
+        up.lower,
+        up.upper,
+        lo.lower,
+        lo.upper
+    );
+    let exact_specs: Vec<MechanismSpec> = segs
+        .iter()
+        .map(|s| {
+            format!(
+                "subsampled-gaussian:sigma={:?},q={:?},count={}",
+                s.sigma, s.q, s.count
+            )
+            .parse()
+            .unwrap()
+        })
+        .collect();
+    let exact = epsilon(&exact_specs, delta, 1e-4);
+    assert!(both.lower <= exact.upper && exact.lower <= both.upper);
+    // And each end within the accuracy asked of its copy's finer one.
+    assert!(both.upper <= up.upper * (1.0 + 2e-3) && both.lower >= lo.lower * (1.0 - 2e-3));
 }

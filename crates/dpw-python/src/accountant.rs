@@ -51,6 +51,7 @@ fn spec_text(kind: &MechanismKind, pipeline: Pipeline, sensitivity: f64, count: 
             sigma2,
             weight,
             q,
+            ..
         } => format!(
             "subsampled-gaussian:sigma={} (weight {}) or {},q={}",
             num(*sigma),

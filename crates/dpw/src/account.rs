@@ -2,7 +2,9 @@
 //! ([`composition::accountant`]): a certified bracket of ε(δ) or δ(ε) for any list of
 //! mechanisms in the SPEC language ([`composition::accountant::MechanismSpec`]).
 
-use composition::accountant::schedule::{accounted, parse_csv, Segment, MAX_EXACT_LAWS};
+use composition::accountant::schedule::{
+    accounted_with_slack, parse_csv, Segment, DEFAULT_SLACK, MAX_EXACT_LAWS,
+};
 use composition::accountant::spec::{lower_bound_accountant, Sampling};
 use composition::accountant::{spec::accountant, Answer, MechanismKind, MechanismSpec, Work};
 use serde::Serialize;
@@ -61,6 +63,10 @@ pub struct ScheduleNote {
     pub upper_ratio: Option<f64>,
     /// Whether the upper end bridges its lattice's cells by mixtures (else σ rounded down).
     pub mixtures: bool,
+    /// Whether the lower end bridges its lattice's cells by mixtures (else σ rounded up).
+    pub lower_mixtures: bool,
+    /// The lower end's slack (docs/accountant.md §2.8), charged to its δ or power.
+    pub lower_slack: f64,
     /// Whether q was rounded onto the lattices too.
     pub q_rounded: bool,
 }
@@ -222,8 +228,18 @@ impl AccountRequest {
         let accounted_schedule = match &self.schedule {
             None => None,
             Some(sch) => Some(
-                accounted(&sch.segments, self.accuracy.unwrap_or(1e-4), MAX_EXACT_LAWS)
-                    .map_err(|e| format!("--schedule: {}", e.0))?,
+                accounted_with_slack(
+                    &sch.segments,
+                    self.accuracy.unwrap_or(1e-4),
+                    MAX_EXACT_LAWS,
+                    // The lower mixtures' slack (§2.8): a millionth of the δ asked, or
+                    // the default for a δ or power asked.
+                    match self.query {
+                        Query::Delta(d) => 1e-6 * d,
+                        _ => DEFAULT_SLACK,
+                    },
+                )
+                .map_err(|e| format!("--schedule: {}", e.0))?,
             ),
         };
         let poisson: Option<Vec<MechanismSpec>> = if self.lower_bound_only() {
@@ -257,16 +273,35 @@ impl AccountRequest {
                         .upper
                         .iter()
                         .any(|m| matches!(m.kind, MechanismKind::SubsampledGaussianMix { .. })),
+                    lower_mixtures: acc.lower_mixtures,
+                    lower_slack: acc.lower_slack,
                     q_rounded: acc.q_rounded,
                 };
                 let answer = if acc.ratio.is_some() {
                     // Each end from the rounded schedule on its side (§2.8): every
-                    // quantity asked (ε, δ, TPR) grows as a step leaks more. The rounding
-                    // already costs about ρ of width, so the accountant is asked for no
-                    // finer accuracy than 2ρ.
+                    // quantity asked (ε, δ, TPR) grows as a step leaks more. The accountant
+                    // is asked for no finer accuracy than the rounding already costs
+                    // (`end_accuracy`).
                     let coarse = acc.end_accuracy(self.accuracy.unwrap_or(1e-4));
-                    let up = self.ask_at(&with(&acc.upper), work, Some(coarse))?;
-                    let lo = self.ask_at(&with(&acc.lower), work, Some(coarse))?;
+                    let (up, lo) = match self.query {
+                        // ε(δ): both ends side by side, one copy's end on each thread.
+                        Query::Delta(d) if !self.lower_bound_only() => {
+                            let low = with(&acc.lower);
+                            let target = Some((low.as_slice(), acc.lower_target(d, 1)));
+                            let a = self.ask_query(
+                                &with(&acc.upper),
+                                work,
+                                Some(coarse),
+                                self.query,
+                                target,
+                            )?;
+                            (a, a)
+                        }
+                        _ => (
+                            self.ask_at(&with(&acc.upper), work, Some(coarse))?,
+                            self.ask_lower(&with(&acc.lower), &acc, work, Some(coarse))?,
+                        ),
+                    };
                     let width = match self.query {
                         Query::Epsilon(_) => -(lo.ln_lower - up.ln_upper).exp_m1(),
                         _ if up.upper > 0.0 => (up.upper - lo.lower) / up.upper,
@@ -328,6 +363,40 @@ impl AccountRequest {
         self.ask_at(mechanisms, work, self.accuracy)
     }
 
+    /// The lower end of the query from a rounded schedule's lower copy (with the
+    /// mechanisms), its slack charged (docs/accountant.md §2.8): ε asked at `δ + slack`, δ
+    /// and the power lowered by the slack, the power asked at `α(1 − slack)`. Only the
+    /// lower end (and `ln_lower`) of the answer holds.
+    fn ask_lower(
+        &self,
+        mechanisms: &[MechanismSpec],
+        acc: &composition::accountant::schedule::Accounted,
+        work: &Work,
+        accuracy: Option<f64>,
+    ) -> Result<Answer, String> {
+        let query = match self.query {
+            Query::Delta(d) => Query::Delta(acc.lower_target(d, 1)),
+            Query::AtFpr(a) => Query::AtFpr(acc.lower_fpr(a, 1)),
+            q => q,
+        };
+        let a = self.ask_query(mechanisms, work, accuracy, query, None)?;
+        Ok(match self.query {
+            Query::Delta(_) => a,
+            _ => {
+                let lower = acc.lower_delta(a.lower, 1);
+                Answer {
+                    lower,
+                    ln_lower: if lower == a.lower {
+                        a.ln_lower
+                    } else {
+                        densities::outward::down(lower.ln())
+                    },
+                    ..a
+                }
+            }
+        })
+    }
+
     /// The query on one composition at accuracy `accuracy` (`None`: the default).
     fn ask_at(
         &self,
@@ -335,17 +404,40 @@ impl AccountRequest {
         work: &Work,
         accuracy: Option<f64>,
     ) -> Result<Answer, String> {
-        let build = if self.lower_bound_only() {
-            lower_bound_accountant
-        } else {
-            accountant
+        self.ask_query(mechanisms, work, accuracy, self.query, None)
+    }
+
+    /// `query` on one composition at accuracy `accuracy` (`None`: the default).
+    ///
+    /// With `lower` (specs whose lower end bounds the same ε from below, and the δ to ask
+    /// them at) an ε(δ) question takes its upper end from `mechanisms` and its lower end
+    /// from `lower`, side by side on each grid step (a rounded schedule's copies, §2.8).
+    fn ask_query(
+        &self,
+        mechanisms: &[MechanismSpec],
+        work: &Work,
+        accuracy: Option<f64>,
+        query: Query,
+        lower: Option<(&[MechanismSpec], f64)>,
+    ) -> Result<Answer, String> {
+        let build = |list: &[MechanismSpec]| -> Result<_, String> {
+            let b = if self.lower_bound_only() {
+                lower_bound_accountant
+            } else {
+                accountant
+            };
+            let acc = b(list).map_err(|e| e.0)?.with_work(work.clone());
+            match accuracy {
+                Some(a) => acc.with_accuracy(a).map_err(|e| e.to_string()),
+                None => Ok(acc),
+            }
         };
-        let mut acc = build(mechanisms).map_err(|e| e.0)?.with_work(work.clone());
-        if let Some(a) = accuracy {
-            acc = acc.with_accuracy(a).map_err(|e| e.to_string())?;
-        }
-        match self.query {
-            Query::Delta(d) => acc.epsilon(d),
+        let acc = build(mechanisms)?;
+        match query {
+            Query::Delta(d) => match lower {
+                Some((low, d_low)) => acc.epsilon_with_lower(d, &build(low)?, d_low),
+                None => acc.epsilon(d),
+            },
             Query::Epsilon(e) => acc.delta(e),
             Query::AtFpr(a) => acc.tradeoff(&[a]).map(|p| {
                 // TPR = 1 − β: its ends from β's, rounded outward.
@@ -371,7 +463,7 @@ impl AccountRequest {
             composition::CompositionError::Unreachable { floor, .. } => format!(
                 "--delta: delta = {:e} is unreachable: the composition has P(L = inf) = \
                  {floor:.6e} (delta at every epsilon is at least that); ask for a delta above it",
-                match self.query {
+                match query {
                     Query::Delta(d) => d,
                     _ => f64::NAN,
                 }
@@ -569,7 +661,17 @@ fn kind_params(m: &MechanismSpec) -> serde_json::Value {
             sigma2,
             weight,
             q,
-        } => json!({ "sigma": sigma, "sigma2": sigma2, "weight": weight, "q": q }),
+            side,
+        } => json!({
+            "sigma": sigma,
+            "sigma2": sigma2,
+            "weight": weight,
+            "q": q,
+            "end": match side {
+                composition::accountant::revealed::Side::Upper => "upper",
+                composition::accountant::revealed::Side::Lower => "lower",
+            },
+        }),
     }
 }
 
@@ -630,6 +732,8 @@ pub fn render_json(req: &AccountRequest, r: &AccountResult) -> String {
                 "lattice_ratio": n.ratio,
                 "upper_lattice_ratio": n.upper_ratio,
                 "upper_mixtures": n.mixtures,
+                "lower_mixtures": n.lower_mixtures,
+                "lower_slack": n.lower_slack,
                 "q_rounded": n.q_rounded,
             })),
             _ => None,
@@ -684,8 +788,16 @@ pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
             } else {
                 format!("sigma down onto (1 + {rho_up:.3e})^k{qu}")
             };
+            let low = if n.lower_mixtures {
+                format!(
+                    "sigma between the points of (1 + {rho:.3e})^k as a dominated mixture of the two{ql} (slack {:.1e} charged)",
+                    n.lower_slack
+                )
+            } else {
+                format!("sigma up onto (1 + {rho:.3e})^k{ql}")
+            };
             out.push_str(&format!(
-                "    rounded (docs/accountant.md §2.8): upper end {up}; lower end sigma up onto (1 + {rho:.3e})^k{ql}\n"
+                "    rounded (docs/accountant.md §2.8): upper end {up}; lower end {low}\n"
             ));
         }
     }
@@ -726,6 +838,8 @@ pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
         ""
     } else if r.budget_hit {
         " (the requested accuracy was not reached within the work budget, --max-work: the bracket is still certified)"
+    } else if r.schedule.is_some_and(|n| n.ratio.is_some()) {
+        " (the requested accuracy was not reached: the schedule's rounding onto its lattices sets the width, docs/accountant.md §2.8; the bracket is still certified)"
     } else {
         " (the requested accuracy was not reached: a finer grid no longer narrowed the bracket, or would exceed the bin budget; the bracket is still certified)"
     };

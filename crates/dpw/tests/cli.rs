@@ -2113,3 +2113,61 @@ fn privacy_curve_takes_schedule_files_as_series() {
         assert!(!dir.path().join("bad").exists());
     }
 }
+
+/// A privacy_curve series whose schedule is rounded (300 distinct segments, beyond the 256
+/// accounted exactly) takes each end from its copy (docs/accountant.md §2.8), the lower
+/// copy's slack charged. Independent route: the exact composition of the 300 segments as
+/// `--mechanism`s (300 laws, not rounded), whose bracket the series' must hold (the
+/// schedule repeated twice: the slack scales with the repetitions).
+#[test]
+fn a_rounded_schedule_series_holds_the_exact_composition() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("experiments");
+    fs::create_dir_all(&exp).unwrap();
+    let sigmas: Vec<f64> = (0..300).map(|i| 0.9 + 0.3 * i as f64 / 299.0).collect();
+    let rows: String = sigmas.iter().map(|s| format!("{s:?},0.01,2\n")).collect();
+    fs::write(exp.join("many.csv"), format!("sigma,q,count\n{rows}")).unwrap();
+    let manifest = privacy_curve_manifest(
+        "rounded",
+        "accountant = \"pld\"\nvary = \"count\"\ngrid = [2]\ndelta = 1e-5\nmechanisms = [\n  { key = \"many\", schedule = \"many.csv\" },\n]",
+        &["many"],
+        "linear",
+    );
+    let rel = write_manifest(dir.path(), "rounded", &manifest);
+    let out = dpw(dir.path(), &["run", &rel, "--out", "out"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = fs::read_to_string(dir.path().join("out/data/rounded.csv")).unwrap();
+    let reps = 2u64;
+    let l = csv
+        .lines()
+        .find(|l| l.starts_with(&format!("main,many,{reps}.0,")))
+        .unwrap_or_else(|| panic!("no row for {reps} in\n{csv}"));
+    let f: Vec<f64> = l.split(',').skip(3).map(|v| v.parse().unwrap()).collect();
+    let (lo, hi) = (f[1], f[2]);
+    let mut args: Vec<String> = vec!["account".into()];
+    for s in &sigmas {
+        args.push("--mechanism".into());
+        args.push(format!(
+            "subsampled-gaussian:sigma={s:?},q=0.01,count={}",
+            2 * reps
+        ));
+    }
+    args.extend(["--delta", "1e-5", "--accuracy", "1e-3", "--format", "csv"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let exact = stdout(&dpw(dir.path(), &args));
+    let e: Vec<f64> = exact
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .skip(1)
+        .take(3)
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!(
+        lo <= e[2] && e[0] <= hi && lo < hi && (hi - lo) / hi < 0.01,
+        "{reps} repetitions: rounded [{lo}, {hi}], exact [{}, {}]",
+        e[0],
+        e[2]
+    );
+}

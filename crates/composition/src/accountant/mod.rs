@@ -205,6 +205,12 @@ impl Accountant {
         self.align(s * (0.9 * (acc / 0.4).sqrt()).min(0.25))
     }
 
+    /// The first step of a refinement asked only whether its answer may exceed another's
+    /// (a reverse direction: [`Self::first_step`] with `below` finite).
+    pub(crate) fn first_step_below(&self) -> f64 {
+        self.first_step(self.accuracy.unwrap_or(1e-4), 0.0)
+    }
+
     /// The first step of a refinement: [`Self::initial_step`], or 4× coarser when the
     /// answer is only needed if it may exceed another (`below` finite: the reverse
     /// direction of a composition, usually far below the forward one, where a bracket
@@ -502,6 +508,71 @@ impl Accountant {
         if !(ln_delta < 0.0 && ln_delta > -1e6) {
             return Err(out_of_range("ln delta", ln_delta, "(-1e6, 0)"));
         }
+        let tail = self.ln_tail(ln_delta);
+        self.refine_eps(ln_delta, below, above, false, |d, last| {
+            self.eps_step(ln_delta, d, tail, last)
+        })
+    }
+
+    /// Certified bracket of ε(δ) whose upper end is this composition's at `ln δ` and whose
+    /// lower end is `lower`'s at `ln δ_lo` (a composition whose lower end bounds the same
+    /// ε from below: a rounded schedule's lower copy, docs/accountant.md §2.8). Each step
+    /// computes this one's pessimistic side and `lower`'s optimistic side, one thread
+    /// each, and refines on the width between them; neither composition's other side is
+    /// computed. Grid steps, pilots and alignment are this composition's.
+    pub(crate) fn epsilon_split(
+        &self,
+        ln_delta: f64,
+        lower: &Accountant,
+        ln_delta_lo: f64,
+    ) -> Result<Answer> {
+        for l in [ln_delta, ln_delta_lo] {
+            if !(l < 0.0 && l > -1e6) {
+                return Err(out_of_range("ln delta", l, "(-1e6, 0)"));
+            }
+        }
+        let (tail, tail_lo) = (self.ln_tail(ln_delta), lower.ln_tail(ln_delta_lo));
+        self.refine_eps(
+            ln_delta,
+            f64::NEG_INFINITY,
+            f64::INFINITY,
+            true,
+            |d, last| {
+                let side = |a: &Accountant, ln_delta: f64, tail: f64, upper: bool| {
+                    let grids = a.grid_cells(d, tail, f64::INFINITY, Focus::Epsilon(ln_delta))?;
+                    a.work.metered(|| {
+                        let lats = a.side_lattices(&grids, upper, tail)?;
+                        let mut q = a.eps_question(ln_delta, upper, tail);
+                        if let Some((lo, hi)) = last {
+                            q.center = if upper { hi } else { lo };
+                        }
+                        eps_at(&a.factors(&lats), &q)
+                    })
+                };
+                let (lo, hi) = std::thread::scope(|s| {
+                    let h = s.spawn(|| side(lower, ln_delta_lo, tail_lo, false));
+                    let hi = side(self, ln_delta, tail, true);
+                    (h.join().expect("lower-side thread"), hi)
+                });
+                Ok((lo?, hi?))
+            },
+        )
+    }
+
+    /// The refinement of an ε(δ) bracket (docs/accountant.md §6): `step(d, last)` gives
+    /// both ends on the grid step `d` (`last`: the previous step's ends), and the steps
+    /// refine until the accuracy is met, the upper end is at most `below`, the lower end
+    /// exceeds `above`, the work budget is spent or refinement stalls (with `floor`, also
+    /// once a step narrows the bracket much less than the step squared would: its two
+    /// ends come from two compositions, whose gap no step closes).
+    fn refine_eps(
+        &self,
+        ln_delta: f64,
+        below: f64,
+        above: f64,
+        floor: bool,
+        step: impl Fn(f64, Option<(f64, f64)>) -> Result<(f64, f64)>,
+    ) -> Result<Answer> {
         let acc = self.accuracy.unwrap_or(1e-4);
         let tail = self.ln_tail(ln_delta);
         let align = |d| self.align(d);
@@ -513,9 +584,8 @@ impl Accountant {
         );
         let mut last: Option<Answer> = None;
         for _ in 0..16 {
-            let r = self
-                .eps_step(ln_delta, steps.d, tail, last.map(|a| (a.lower, a.upper)))
-                .map(|(lo, hi)| (lo.min(hi), hi));
+            let r =
+                step(steps.d, last.map(|a| (a.lower, a.upper))).map(|(lo, hi)| (lo.min(hi), hi));
             let (lo, hi) = match r {
                 Ok(v) => v,
                 Err(e) => match steps.after_error(&e, last.map(|a| a.step), align) {
@@ -543,7 +613,13 @@ impl Accountant {
                 step: steps.d,
                 accuracy_met: met,
             };
-            if met || hi <= below || lo > above || self.work.exhausted() || steps.stalled(width) {
+            if met
+                || hi <= below
+                || lo > above
+                || self.work.exhausted()
+                || steps.stalled(width)
+                || (floor && steps.stalled_on_floor(width))
+            {
                 return Ok(a);
             }
             last = Some(a);

@@ -1,4 +1,4 @@
-//! Revealed mixtures of mechanisms, for upper ends only (docs/accountant.md §2.8).
+//! Revealed mixtures of mechanisms, each built for one end (docs/accountant.md §2.8).
 //!
 //! The mechanism that runs part `i` with probability `w_i` and publishes which part it
 //! ran has, on the disjoint union of the parts' outputs, the pair `(Σ w_i P_i, Σ w_i Q_i)`:
@@ -8,56 +8,82 @@
 //! lattice laws is dominated by such a mixture of them (`super::schedule`).
 //!
 //! The mixture's cells add a few log-space operations to each part's (the weights'
-//! logarithms, one `log_add`); their rounding is charged by *raising* both logs of every
-//! cell, which raises the pessimistic discretisation's δ and nothing else (more P-mass
-//! and more `m` in a cell can only raise δ). The optimistic discretisation of the same
-//! cells is therefore not a certified lower end: only the upper ends of a composition with
-//! an [`UpperMixture`] hold, and the schedule uses nothing else of it.
+//! logarithms, one `log_add`); their rounding is charged on the side of the end the
+//! mixture is built for ([`Side`]):
+//! - **upper**: both logs of every cell *raised*, which raises the pessimistic
+//!   discretisation's δ and nothing else (more P-mass and more `m` in a cell can only
+//!   raise δ). Its optimistic discretisation is then not a lower end.
+//! - **lower**: the weights, atoms and P-masses *lowered* (a sub-probability law leaks
+//!   less), and each cell's `ln m` lowered by its own rounding and twice the P-mass's, so
+//!   that `m/P`, which places the cell's merged atom `a − ln(1 − m/P)`, is not above the
+//!   exact ratio: the optimistic discretisation's δ can only shrink. Its pessimistic
+//!   discretisation is then not an upper end.
+//!
+//! A composition with a mixture is therefore certified on the mixture's side only, and the
+//! schedule uses nothing else of it.
 
 use super::law::{chain_rounding, log_add, ContinuousRange, LossLaw};
 
-/// A revealed mixture of loss laws (weights positive, summing to 1), whose cells are
-/// rounded upward: valid for upper ends only (module doc).
-#[derive(Debug)]
-pub struct UpperMixture {
-    /// `(ln w_i, law_i)`.
-    parts: Vec<(f64, Box<dyn LossLaw>)>,
+/// The end a [`RevealedMixture`] is built for: the direction its roundings are charged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// Roundings raise every mass: only upper ends of a composition with it hold.
+    Upper,
+    /// Roundings lower every mass (and `m/P`): only lower ends hold.
+    Lower,
 }
 
-impl UpperMixture {
-    /// The mixture of `parts` `(w_i, law_i)`. Weights must be positive and finite; they
-    /// are normalised to sum to 1 (upward: each `ln w_i` is raised by its rounding).
+/// A revealed mixture of loss laws (weights positive, summing to 1), whose roundings
+/// are charged toward one [`Side`] (module doc).
+#[derive(Debug)]
+pub struct RevealedMixture {
+    /// `(ln w_i, law_i)`.
+    parts: Vec<(f64, Box<dyn LossLaw>)>,
+    side: Side,
+}
+
+impl RevealedMixture {
+    /// The mixture of `parts` `(w_i, law_i)` for the end `side`. Weights must be positive
+    /// and finite; they are normalised to sum to 1 (each `ln w_i` moved to `side` by its
+    /// rounding).
     ///
     /// ```
-    /// use composition::accountant::revealed::UpperMixture;
+    /// use composition::accountant::revealed::{RevealedMixture, Side};
     /// use composition::accountant::{GaussianLaw, LossLaw};
-    /// let m = UpperMixture::new(vec![
+    /// let m = RevealedMixture::new(vec![
     ///     (0.25, Box::new(GaussianLaw::new(1.0).unwrap()) as Box<dyn LossLaw>),
     ///     (0.75, Box::new(GaussianLaw::new(0.9).unwrap())),
-    /// ]);
+    /// ], Side::Upper);
     /// assert_eq!(m.loss_scale(), 0.9);
     /// ```
-    pub fn new(parts: Vec<(f64, Box<dyn LossLaw>)>) -> Self {
+    pub fn new(parts: Vec<(f64, Box<dyn LossLaw>)>, side: Side) -> Self {
         assert!(
             !parts.is_empty() && parts.iter().all(|(w, _)| w.is_finite() && *w > 0.0),
             "a mixture needs positive weights"
         );
         let total: f64 = parts.iter().map(|(w, _)| w).sum();
+        let sign = match side {
+            Side::Upper => 1.0,
+            Side::Lower => -1.0,
+        };
         let parts = parts
             .into_iter()
             .map(|(w, l)| {
-                // w/total and its logarithm, each within an ulp or two: raised by 4u
+                // w/total and its logarithm, each within an ulp or two: moved by 4u
                 // relative plus the logarithm's own rounding.
                 let lw = (w / total).ln();
-                (lw + chain_rounding(&[lw, lw]) + 4.0 * f64::EPSILON, l)
+                (
+                    lw + sign * (chain_rounding(&[lw, lw]) + 4.0 * f64::EPSILON),
+                    l,
+                )
             })
             .collect();
-        Self { parts }
+        Self { parts, side }
     }
 
-    /// `ln Σ e^{ln w_i + x_i}` raised by the rounding of the sums in log space (each
+    /// `ln Σ e^{ln w_i + x_i}` and a bound on the rounding of the sums in log space (each
     /// input's last rounding, each intermediate result, the result).
-    fn mix(&self, xs: impl Iterator<Item = f64>) -> f64 {
+    fn mix_with_error(&self, xs: impl Iterator<Item = f64>) -> (f64, f64) {
         let mut acc = f64::NEG_INFINITY;
         let mut mags = 0.0;
         for ((lw, _), x) in self.parts.iter().zip(xs) {
@@ -69,22 +95,50 @@ impl UpperMixture {
             mags += x.abs() + t.abs() + acc.abs();
         }
         if acc == f64::NEG_INFINITY {
-            return acc;
+            return (acc, 0.0);
         }
-        acc + chain_rounding(&[mags, acc, acc]) + 2.0 * f64::EPSILON * self.parts.len() as f64
+        (
+            acc,
+            chain_rounding(&[mags, acc, acc]) + 2.0 * f64::EPSILON * self.parts.len() as f64,
+        )
+    }
+
+    /// [`Self::mix_with_error`] moved to the mixture's side.
+    fn mix(&self, xs: impl Iterator<Item = f64>) -> f64 {
+        let (v, e) = self.mix_with_error(xs);
+        match self.side {
+            Side::Upper => v + e,
+            Side::Lower => v - e,
+        }
     }
 }
 
-impl LossLaw for UpperMixture {
+impl RevealedMixture {
+    /// One cell `(ln P, ln m)` of the mixture from its parts' cells, on its side (module
+    /// doc): below, `ln m` goes down by its rounding and twice the P-mass's, so that
+    /// `ln m − ln P` cannot exceed the exact difference.
+    fn mixed_cell(&self, cells: &[(f64, f64)]) -> (f64, f64) {
+        let (lp, ep) = self.mix_with_error(cells.iter().map(|c| c.0));
+        let (lm, em) = self.mix_with_error(cells.iter().map(|c| c.1));
+        match self.side {
+            Side::Upper => (lp + ep, lm + em),
+            Side::Lower => (lp - ep, lm - em - 2.0 * ep),
+        }
+    }
+}
+
+impl LossLaw for RevealedMixture {
     fn atoms(&self) -> Vec<(f64, f64)> {
-        // Each part's atoms with their masses scaled (raised by 4u: two roundings).
+        // Each part's atoms with their masses scaled (moved by 4u: two roundings).
+        let f = match self.side {
+            Side::Upper => 1.0 + 4.0 * f64::EPSILON,
+            Side::Lower => 1.0 - 4.0 * f64::EPSILON,
+        };
         self.parts
             .iter()
             .flat_map(|(lw, l)| {
                 let w = lw.exp();
-                l.atoms()
-                    .into_iter()
-                    .map(move |(x, p)| (x, w * p * (1.0 + 4.0 * f64::EPSILON)))
+                l.atoms().into_iter().map(move |(x, p)| (x, w * p * f))
             })
             .collect()
     }
@@ -115,7 +169,8 @@ impl LossLaw for UpperMixture {
                 },
             });
         }
-        // Bounds on cut masses, raised like the cells.
+        // Bounds on cut masses, raised like the cells (the 1e-12 also covers a lower
+        // mixture's lowered weights).
         out.map(|o| {
             let up = |x: f64| {
                 if x == f64::NEG_INFINITY {
@@ -133,20 +188,12 @@ impl LossLaw for UpperMixture {
     }
     fn cell(&self, a: f64, b: f64) -> (f64, f64) {
         let cells: Vec<(f64, f64)> = self.parts.iter().map(|(_, l)| l.cell(a, b)).collect();
-        (
-            self.mix(cells.iter().map(|c| c.0)),
-            self.mix(cells.iter().map(|c| c.1)),
-        )
+        self.mixed_cell(&cells)
     }
     fn cells(&self, edges: &[f64]) -> Vec<(f64, f64)> {
         let each: Vec<Vec<(f64, f64)>> = self.parts.iter().map(|(_, l)| l.cells(edges)).collect();
         (0..edges.len().saturating_sub(1))
-            .map(|i| {
-                (
-                    self.mix(each.iter().map(|c| c[i].0)),
-                    self.mix(each.iter().map(|c| c[i].1)),
-                )
-            })
+            .map(|i| self.mixed_cell(&each.iter().map(|c| c[i]).collect::<Vec<_>>()))
             .collect()
     }
     fn loss_scale(&self) -> f64 {

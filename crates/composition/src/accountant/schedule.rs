@@ -7,10 +7,14 @@
 //! when it takes many values): for the lower end each σ rounded up (q down), which leaks
 //! less; for the upper end each step between two lattice points replaced by a revealed
 //! mixture of the two lattice laws that dominates it ([`upper_weight`]), a cell's steps
-//! grouped into a few such mixtures ([`group_weight`]). Both ends stay certified; the
-//! lower end's rounding is first order in its ρ, the upper end's second order.
+//! grouped into a few such mixtures ([`group_weight`]); for the lower end likewise by a
+//! mixture that each step dominates up to a charged slack ([`lower_weight`],
+//! [`lower_group_weight`], [`Accounted::lower_slack`]). Both ends stay certified, and
+//! both roundings are second order in their lattice's ρ.
 
+use super::revealed::Side;
 use super::spec::{MechanismKind, MechanismSpec, SpecError};
+use densities::outward;
 
 /// One segment of a schedule: `count` steps of the Poisson-subsampled Gaussian with
 /// noise multiplier `sigma` (sensitivity 1) and rate `q`.
@@ -170,10 +174,21 @@ pub struct Accounted {
     /// laws, and revealed mixtures of two neighbouring ones
     /// ([`MechanismKind::SubsampledGaussianMix`]) of which only upper ends hold.
     pub upper: Vec<MechanismSpec>,
-    /// Specs whose certified lower end bounds it from below.
+    /// Specs whose certified lower end bounds it from below once [`Self::lower_slack`] is
+    /// charged: lattice laws, and revealed mixtures of two neighbouring ones of which only
+    /// lower ends hold.
     pub lower: Vec<MechanismSpec>,
+    /// An upper bound on how far the lower copy's δ(ε) may exceed the schedule's at any
+    /// ε, in either direction, for one pass of the schedule (and on how far its power at a
+    /// false-positive rate α(1 − slack) may exceed the schedule's at α, docs/accountant.md
+    /// §2.8): 0 without lower mixtures. Use [`Self::lower_target`] and
+    /// [`Self::lower_delta`].
+    pub lower_slack: f64,
+    /// Whether the lower end bridges its lattice's cells by mixtures (else σ is rounded up:
+    /// a schedule too spread for its laws even at ρ = 1).
+    pub lower_mixtures: bool,
     /// `ρ` of the lower end's lattice `(1 + ρ)^k`, or `None` when every distinct `(σ, q)`
-    /// is its own law. It sets the bracket's width from rounding, about `S·ρ/2`.
+    /// is its own law.
     pub ratio: Option<f64>,
     /// `ρ` of the upper end's lattice (`None` when exact): its cells are bridged by
     /// mixtures, so it costs far less width than the same `ρ` below.
@@ -187,16 +202,50 @@ pub struct Accounted {
 }
 
 impl Accounted {
-    /// The accuracy to ask the accountant for at each end, given the one `asked`: no finer
-    /// than twice the lower lattice's ratio ρ (capped at 1e-2) when the schedule was
-    /// rounded, since the rounding already costs about ρ of width (docs/accountant.md
-    /// §2.8; measured on 1e4 distinct segments, a finer accountant narrowed the bracket
-    /// by a tenth of its width for half again the time).
+    /// The accuracy to ask the accountant for at each end, given the one `asked`, when the
+    /// schedule was rounded (capped at 1e-2): with mixtures on both ends no finer than
+    /// `80ρ²` of the lower lattice's ratio, with the lower end rounded up no finer than
+    /// `2ρ`. Each is about what its rounding already costs (docs/accountant.md §2.8: the
+    /// mixtures' rounding is second order, the gap between the copies measured about
+    /// `50ρ²` on 1e4 distinct segments; rounding up costs about ρ), and a finer accountant
+    /// would mostly narrow what the rounding then widens again.
     pub fn end_accuracy(&self, asked: f64) -> f64 {
         match self.ratio {
+            Some(rho) if self.lower_mixtures => asked.max((80.0 * rho * rho).min(0.01)),
             Some(rho) => asked.max((2.0 * rho).min(0.01)),
             None => asked,
         }
+    }
+
+    /// The δ at which to ask the lower copy for the lower end of ε(δ), the schedule taken
+    /// `times` times: `δ + times·slack`, rounded up (docs/accountant.md §2.8: the lower
+    /// copy's δ exceeds the schedule's by at most that at every ε, so where it is above
+    /// this δ the schedule's is above δ).
+    pub fn lower_target(&self, delta: f64, times: u64) -> f64 {
+        if self.lower_slack == 0.0 {
+            return delta;
+        }
+        outward::up(delta + outward::mul_up(self.lower_slack, times as f64))
+    }
+
+    /// The schedule's lower end of δ(ε) (or of a power) from the lower copy's, `lower`,
+    /// the schedule taken `times` times: `lower − times·slack`, rounded down, at least 0.
+    pub fn lower_delta(&self, lower: f64, times: u64) -> f64 {
+        if self.lower_slack == 0.0 {
+            return lower;
+        }
+        outward::down(lower - outward::mul_up(self.lower_slack, times as f64)).max(0.0)
+    }
+
+    /// The false-positive rate at which to ask the lower copy for the lower end of the
+    /// power at `alpha`: `alpha·(1 − times·slack)`, rounded down (the lower end is then
+    /// [`Self::lower_delta`] of the lower copy's power there, docs/accountant.md §2.8).
+    pub fn lower_fpr(&self, alpha: f64, times: u64) -> f64 {
+        if self.lower_slack == 0.0 {
+            return alpha;
+        }
+        let keep = outward::down(1.0 - outward::mul_up(self.lower_slack, times as f64));
+        outward::mul_down(alpha, keep.max(0.0))
     }
 }
 
@@ -273,19 +322,23 @@ fn specs(segments: &[Segment]) -> Result<Vec<MechanismSpec>, SpecError> {
 /// widens the bracket by about ρ).
 pub const EXACT_Q: usize = 16;
 
-/// Mixture groups of a lattice cell (upper end): by `x = −ln(1 − α)` in steps of
+/// Mixture groups of a lattice cell, for the upper end: by `x = −ln(1 − α)` in steps of
 /// [`GROUP_STEP`], the last one open. The group's weight exceeds its steps' mean by about
-/// `(1 − α)·Var(x)/2`, so narrow groups in `x` cost little.
-const GROUPS: usize = 6;
+/// `(1 − α)·Var(x)/2`; two groups a cell on a lattice three times as fine measured better
+/// than six (docs/accountant.md §2.8).
+const GROUPS: usize = 2;
 
-/// The upper end gets a `1/UPPER_SHARE` of the lower end's laws: its error is second
-/// order in its lattice's ratio, the lower end's first order (measured on 1e4 distinct
-/// segments at T = 1e6: with half as many laws, its rounding costs about a third of the
-/// lower end's).
-const UPPER_SHARE: usize = 2;
+/// Width in `x = −ln(1 − α)` of an upper mixture group.
+const GROUP_STEP: f64 = 1.0;
 
-/// Width in `x = −ln(1 − α)` of a mixture group.
-const GROUP_STEP: f64 = 0.5;
+/// Mixture groups of a lattice cell, for the lower end: by `y = −ln β` in steps of
+/// [`LOWER_GROUP_STEP`], the last one open. The group's weight (the geometric mean) falls
+/// short of its steps' mean by about `β·Var(y)/2`; two groups a cell on a lattice half as
+/// fine measured better than six (docs/accountant.md §2.8).
+const LOWER_GROUPS: usize = 2;
+
+/// Width in `y = −ln β` of a lower mixture group.
+const LOWER_GROUP_STEP: f64 = 1.0;
 
 /// The weight `α` on the leakier law (shift `hi`) of a revealed mixture with the law at
 /// shift `lo` that dominates the Poisson-subsampled Gaussian at shift `mu ∈ [lo, hi]`, all
@@ -345,25 +398,137 @@ pub fn group_weight(sum_ln: f64, n: u64, terms: usize) -> f64 {
     (w * (1.0 + (2.0 * terms as f64 + 16.0) * f64::EPSILON)).min(1.0)
 }
 
-/// The upper end's schedule on the lattice of ratio `rho`: each segment whose σ lies
-/// strictly between two lattice points becomes its cell's revealed mixture of the two
-/// (weight [`upper_weight`]), the segments of a cell grouped by weight and each group one
-/// mixture ([`group_weight`]); segments on a lattice point, and those whose lattice points
-/// fall outside the SPEC ranges, are plain laws. Returns the specs.
-fn upper_specs(
+/// The weight `β` on the leakier law (shift `hi`) of a revealed mixture with the law at
+/// shift `lo` that the Poisson-subsampled Gaussian at shift `mu ∈ [lo, hi]` (same q,
+/// add/remove) dominates in both directions at every γ whose Gaussian-profile argument
+/// `e(γ)` (as in [`upper_weight`]) lies in `[0, e_max]` (docs/accountant.md §2.8).
+///
+/// The hockey-stick divergences at γ ≥ 1 of both directions are `b(γ)·δ_μ(e(γ))` with
+/// `b ≥ 0` and `e ≥ 0`, and those at γ < 1 follow from the other direction's at 1/γ.
+/// With `g(t) = φ(t/2 − ε/t)` (so `δ_μ − δ_lo = ∫_lo^μ g`), `(ln g)′(t) = ε²/t³ − t/4`
+/// is at most `U = e_max²/lo³ − lo/4` for `ε ∈ [0, e_max]`, `t ∈ [lo, hi]`; hence
+/// `g(t) ≥ g(μ)e^{−U(μ−t)}` below μ and `g(t) ≤ g(μ)e^{U(t−μ)}` above it, and
+/// `(δ_μ − δ_lo)/(δ_hi − δ_lo) ≥ A/(A + B)` with `A = 1 − e^{−U(μ−lo)}`,
+/// `B = e^{U(hi−μ)} − 1`: that ratio is the weight (for `U > 0`; the linear interpolation
+/// where `U ≤ 0`). Beyond `e_max` the mixture may leak more, by at most
+/// `q·δ_hi(e_max)`: the slack [`lower_slack_per_use`] charges. Rounded down.
+///
+/// ```
+/// use composition::accountant::schedule::lower_weight;
+/// let w = lower_weight(1.05, 1.0, 1.1, 1.0);
+/// assert!(w < 0.5 && w > 0.5 - 0.01);
+/// assert_eq!((lower_weight(1.0, 1.0, 1.1, 9.0), lower_weight(1.1, 1.0, 1.1, 9.0)), (0.0, 1.0));
+/// ```
+pub fn lower_weight(mu: f64, lo: f64, hi: f64, e_max: f64) -> f64 {
+    if mu >= hi {
+        return 1.0;
+    }
+    if mu <= lo {
+        return 0.0;
+    }
+    // U rounded up (the weight falls as U grows): e_max² and the division up, lo³ down.
+    let lo3 = outward::mul_down(outward::mul_down(lo, lo), lo);
+    let u = outward::down(
+        outward::div_up(outward::mul_up(e_max, e_max), lo3) - outward::mul_down(0.25, lo),
+    );
+    let u = outward::up(u);
+    let (a, b) = (mu - lo, hi - mu);
+    let w = if u * (hi - lo) < 1e-300 {
+        a / (a + b)
+    } else {
+        let n = -(-u * a).exp_m1();
+        let d = (u * b).exp_m1();
+        n / (n + d)
+    };
+    (w * (1.0 - (32.0 + 8.0 * u.abs() * (hi - lo)) * f64::EPSILON)).max(0.0)
+}
+
+/// The weight `β* = (Π β_i^{c_i})^{1/n}` of one mixture that, used `n = Σ c_i` times, is
+/// dominated by `c_i` uses of the mixture at `β_i` for every i (docs/accountant.md §2.8),
+/// from `sum_ln = Σ c_i ln β_i` over `terms` segments.
+///
+/// The composition is the mixture over how many steps chose the leakier law, `m`, of
+/// compositions that leak more as `m` grows; it is dominated once the count of
+/// `Binomial(n, β*)` is stochastically smaller than the Poisson-binomial count.
+/// `P(S ≥ k)` is Schur-convex in `y_i = −ln β_i` (with two steps singled out it is
+/// `A + B(1 − (1 − p_1)(1 − p_2)) + C·p_1p_2`, `A, B, C ≥ 0`; for a given `y_1 + y_2` the
+/// product is fixed and `p_1 + p_2` least at `p_1 = p_2`), so equal `y_i` at their mean
+/// minimise every tail. Rounded down.
+///
+/// ```
+/// use composition::accountant::schedule::lower_group_weight;
+/// // Two steps at 0.25 and 1: their geometric mean 0.5 (their mean is 0.625).
+/// let w = lower_group_weight(0.25f64.ln(), 2, 2);
+/// assert!(w <= 0.5 && w > 0.4999);
+/// ```
+pub fn lower_group_weight(sum_ln: f64, n: u64, terms: usize) -> f64 {
+    let w = (sum_ln / n as f64).exp();
+    (w * (1.0 - (2.0 * terms as f64 + 16.0) * f64::EPSILON)).min(outward::down(1.0))
+}
+
+/// The range `e_max = hi·(z + hi/2)`, rounded up, of Gaussian-profile arguments on which a
+/// lower mixture with leakier shift `hi` is dominated: there `δ_hi(e_max) ≤ Φ(−z)`.
+pub fn lower_profile_range(hi: f64, z: f64) -> f64 {
+    outward::mul_up(hi, outward::up(z + 0.5 * hi))
+}
+
+/// An upper bound on the slack one use of a lower mixture at rate `q` charges,
+/// `2q·Φ(−z)` (docs/accountant.md §2.8): beyond its profile range
+/// ([`lower_profile_range`]) the mixture's divergence exceeds the step's by at most
+/// `q·δ_hi(e_max) ≤ qΦ(−z)`, where the step's own is at most `qΦ(−z) ≤ 1/2`, so the mixture
+/// is dominated by the step revealed with probability `2qΦ(−z)`. `Φ(−z) ≤ φ(z)/z`, each
+/// operation rounded up.
+pub fn lower_slack_per_use(q: f64, z: f64) -> f64 {
+    let t = 0.5 * outward::mul_down(z, z);
+    let phi = outward::div_up(outward::exp_up(-t), outward::mul_down(z, 2.506_628_274_631));
+    outward::mul_up(2.0 * q, phi)
+}
+
+/// The `z` of [`lower_profile_range`] whose slack over `uses_q = Σ c_i q_i` (all the
+/// schedule's steps) is at most `target`, in [4, 38]: the least whole hundredth above the
+/// bisection's root.
+fn slack_z(uses_q: f64, target: f64) -> f64 {
+    let fits = |z: f64| outward::mul_up(lower_slack_per_use(1.0, z), uses_q) <= target;
+    if fits(4.0) {
+        return 4.0;
+    }
+    let (mut lo, mut hi) = (4.0, 38.0);
+    for _ in 0..60 {
+        let m = 0.5 * (lo + hi);
+        if fits(m) {
+            hi = m;
+        } else {
+            lo = m;
+        }
+    }
+    ((hi * 100.0).ceil() / 100.0).min(38.0)
+}
+
+/// One end's schedule on the lattice of ratio `rho`: each segment whose σ lies strictly
+/// between two lattice points becomes its cell's revealed mixture of the two (weight
+/// [`upper_weight`] for the upper end, [`lower_weight`] at profile range `z` for the
+/// lower), the segments of a cell grouped by weight and each group one mixture
+/// ([`group_weight`], [`lower_group_weight`]); segments on a lattice point, and those
+/// whose lattice points fall outside the SPEC ranges, are plain laws. q is rounded up for
+/// the upper end, down for the lower, when `round_q`. Returns the specs and the slack of
+/// their lower mixtures (0 for the upper end).
+fn mixture_specs(
     exact: &[Segment],
     rho: f64,
     round_q: bool,
     valid: &Valid,
-) -> Result<Vec<MechanismSpec>, SpecError> {
+    side: Side,
+    z: f64,
+) -> Result<(Vec<MechanismSpec>, f64), SpecError> {
     use std::collections::BTreeMap;
+    let upper = side == Side::Upper;
     let mut plain: Vec<Segment> = Vec::new();
-    // (σ_lo, σ_hi, q as bits, group) → (Σ c ln(1 − α), n, terms).
+    // (σ_lo, σ_hi, q as bits, group) → (Σ c ln(weight or its complement), n, terms).
     type Key = (u64, u64, u64, usize);
     let mut groups: BTreeMap<Key, (f64, u64, usize)> = BTreeMap::new();
     for s in exact {
         let q = if round_q {
-            to_lattice(s.q, rho, true).min(1.0)
+            to_lattice(s.q, rho, upper).min(1.0)
         } else {
             s.q
         };
@@ -380,39 +545,58 @@ fn upper_specs(
             plain.push(*s);
             continue;
         }
-        // Shifts as the laws use them (1/σ rounded up), the segment's too: the weight
-        // grows with μ, and the segment's own law is at its rounded-up shift.
-        let mu = |sigma: f64| densities::outward::div_up(1.0, sigma);
-        let alpha = upper_weight(mu(s.sigma), mu(hi), mu(lo));
-        if lo == hi || alpha >= 1.0 {
+        // Shifts as the laws use them (1/σ rounded up); the segment's own toward the
+        // side (the weight grows with μ).
+        let mu = |sigma: f64| outward::div_up(1.0, sigma);
+        let w = if upper {
+            upper_weight(mu(s.sigma), mu(hi), mu(lo))
+        } else {
+            let own = outward::down(1.0 / s.sigma);
+            lower_weight(own, mu(hi), mu(lo), lower_profile_range(mu(lo), z))
+        };
+        if lo == hi || w >= 1.0 {
             plain.push(seg(lo));
-        } else if alpha <= 0.0 {
+        } else if w <= 0.0 {
             plain.push(seg(hi));
         } else {
-            let x = -(-alpha).ln_1p();
-            let g = ((x / GROUP_STEP) as usize).min(GROUPS - 1);
+            // The group coordinate: x = −ln(1 − α) above, y = −ln β below.
+            let (ln, step, count) = if upper {
+                ((-w).ln_1p(), GROUP_STEP, GROUPS)
+            } else {
+                (w.ln(), LOWER_GROUP_STEP, LOWER_GROUPS)
+            };
+            let g = ((-ln / step) as usize).min(count - 1);
             let e = groups
                 .entry((lo.to_bits(), hi.to_bits(), q.to_bits(), g))
                 .or_insert((0.0, 0, 0));
-            e.0 += s.count as f64 * (-alpha).ln_1p();
+            e.0 += s.count as f64 * ln;
             e.1 += s.count;
             e.2 += 1;
         }
     }
     let mut out = specs(&merged(&plain))?;
+    let mut slack = 0.0;
     for ((lo, hi, q, _), (sum_ln, n, terms)) in groups {
         let (lo, hi, q) = (f64::from_bits(lo), f64::from_bits(hi), f64::from_bits(q));
-        let w = group_weight(sum_ln, n, terms);
-        // A weight of 1, or one that underflowed to 0 (defence only: each α_i is at
-        // least about 1e-18 for shifts up to 50), is the leakier lattice law alone: σ
-        // rounded down, as without mixtures.
-        if w >= 1.0 || w <= 0.0 {
+        let w = if upper {
+            group_weight(sum_ln, n, terms)
+        } else {
+            lower_group_weight(sum_ln, n, terms)
+        };
+        // Upper: a weight of 1, or one that underflowed to 0 (defence only: each α_i is
+        // at least about 1e-18 for shifts up to 50), is the leakier lattice law alone (σ
+        // rounded down). Lower: a weight that underflowed is the other law alone (σ
+        // rounded up); below 1 by its rounding.
+        if w <= 0.0 || w >= 1.0 {
             out.push(spec_of(&Segment {
-                sigma: lo,
+                sigma: if upper { lo } else { hi },
                 q,
                 count: n,
             })?);
             continue;
+        }
+        if !upper {
+            slack = outward::up(slack + outward::mul_up(lower_slack_per_use(q, z), n as f64));
         }
         let spec = MechanismSpec {
             kind: MechanismKind::SubsampledGaussianMix {
@@ -420,18 +604,20 @@ fn upper_specs(
                 sigma2: hi,
                 weight: w,
                 q,
+                side,
             },
             sensitivity: 1.0,
             count: n,
             pipeline: Default::default(),
             text: format!(
-                "subsampled-gaussian:sigma={lo:?} (weight {w:?}) or {hi:?},q={q:?},count={n}"
+                "subsampled-gaussian:sigma={lo:?} (weight {w:?}) or {hi:?},q={q:?},count={n}{}",
+                if upper { "" } else { " (lower end)" }
             ),
         };
         // Its two parts' laws are those of two lattice points checked by `valid` above.
         out.push(spec);
     }
-    Ok(out)
+    Ok((out, slack))
 }
 
 /// About the finest ratio in `[first, 1]` at which `fits` holds (1 if it never does): the
@@ -461,10 +647,12 @@ fn finest(first: f64, fits: impl Fn(f64) -> bool) -> f64 {
 }
 
 /// The schedule as compositions for the accountant: exact up to `max_laws` distinct
-/// `(σ, q)` (default [`MAX_EXACT_LAWS`]), otherwise rounded: the lower end onto the finest
-/// lattice `ρ = accuracy/8 · 2^i` that leaves at most `max_laws` laws, the upper end onto
-/// the finest that leaves at most half as many, its cells bridged by mixtures
-/// (`upper_specs`). q is rounded too only when it takes more than [`EXACT_Q`] values.
+/// `(σ, q)` (default [`MAX_EXACT_LAWS`]), otherwise rounded: each end onto the finest
+/// lattice (from `ρ = accuracy/8`) that leaves it at most `max_laws` laws (and at most
+/// half the distinct ones), its cells
+/// bridged by mixtures (`mixture_specs`; σ rounded to its side where mixtures do not fit
+/// even at ρ = 1). q is rounded too only when it takes more than [`EXACT_Q`] values. The
+/// lower mixtures' slack is at most [`DEFAULT_SLACK`].
 ///
 /// ```
 /// use composition::accountant::schedule::{accounted, Segment};
@@ -472,14 +660,31 @@ fn finest(first: f64, fits: impl Fn(f64) -> bool) -> f64 {
 ///     .map(|i| Segment { sigma: 1.0 + i as f64 / 100.0, q: 0.01, count: 10 })
 ///     .collect();
 /// let a = accounted(&s, 1e-3, 64).unwrap();
-/// assert!(a.ratio.is_some() && a.upper.len() <= 32 && a.lower.len() <= 64 && a.steps == 1000);
+/// assert!(a.ratio.is_some() && a.upper.len() <= 64 && a.lower.len() <= 64 && a.steps == 1000);
 /// use composition::accountant::MechanismKind::SubsampledGaussianMix;
 /// assert!(a.upper.iter().any(|m| matches!(m.kind, SubsampledGaussianMix { .. })));
+/// assert!(a.lower_mixtures && a.lower_slack > 0.0 && a.lower_slack <= 1e-16);
 /// ```
 pub fn accounted(
     segments: &[Segment],
     accuracy: f64,
     max_laws: usize,
+) -> Result<Accounted, SpecError> {
+    accounted_with_slack(segments, accuracy, max_laws, DEFAULT_SLACK)
+}
+
+/// The lower end's slack [`accounted`] allows (an ε question at δ may allow more:
+/// [`accounted_with_slack`]): a δ(ε) lower end of 1e-10 loses a millionth of itself.
+pub const DEFAULT_SLACK: f64 = 1e-16;
+
+/// As [`accounted`], the lower mixtures' profile range chosen so that their slack
+/// ([`Accounted::lower_slack`]) is at most `slack_target` (for ε at δ, a millionth of δ
+/// moves the lower end by far less than its accuracy).
+pub fn accounted_with_slack(
+    segments: &[Segment],
+    accuracy: f64,
+    max_laws: usize,
+    slack_target: f64,
 ) -> Result<Accounted, SpecError> {
     let exact = merged(segments);
     let steps = segments.iter().map(|s| s.count).sum();
@@ -489,6 +694,8 @@ pub fn accounted(
         return Ok(Accounted {
             upper: s.clone(),
             lower: s,
+            lower_slack: 0.0,
+            lower_mixtures: false,
             ratio: None,
             upper_ratio: None,
             q_rounded: false,
@@ -502,7 +709,8 @@ pub fn accounted(
     let round_q = qs.len() > (max_laws / 16).min(EXACT_Q);
     let valid = Valid::default();
     // One end's schedule on the lattice of ratio ρ, each segment rounded so that it leaks
-    // more (`up`: σ down, q up) or less (σ up, q down).
+    // more (`up`: σ down, q up) or less (σ up, q down): the fallback where mixtures do
+    // not fit even at ρ = 1.
     let rounded_at = |rho: f64, up: bool| -> Vec<Segment> {
         merged(
             &exact
@@ -529,20 +737,37 @@ pub fn accounted(
         )
     };
     let first = (accuracy / 8.0).max(1e-9);
-    let rho = finest(first, |rho| rounded_at(rho, false).len() <= max_laws);
-    let upper_max = (max_laws / UPPER_SHARE).max(1);
-    let fits =
-        |rho: f64| upper_specs(&exact, rho, round_q, &valid).is_ok_and(|u| u.len() <= upper_max);
-    let rho_up = finest(first, fits);
-    // Mixtures within their share of the laws, or else (a schedule too spread for so few
-    // laws even at ρ = 1) the upper end rounded down on the lower end's lattice.
-    let (upper, rho_up) = match upper_specs(&exact, rho_up, round_q, &valid)? {
-        u if u.len() <= upper_max => (u, rho_up),
-        _ => (specs(&rounded_at(rho, true))?, rho),
+    let uses_q: f64 = exact.iter().map(|s| s.count as f64 * s.q).sum();
+    let z = slack_z(uses_q, slack_target.max(f64::MIN_POSITIVE));
+    // Each end: mixtures on the finest lattice that leaves them within their share of the
+    // laws, or else (a schedule too spread for so few laws even at ρ = 1) σ rounded to
+    // its side on the finest lattice that fits.
+    let end = |side: Side, most: usize| -> Result<(Vec<MechanismSpec>, f64, f64), SpecError> {
+        let mixed = |rho: f64| mixture_specs(&exact, rho, round_q, &valid, side, z);
+        let rho = finest(first, |rho| mixed(rho).is_ok_and(|(m, _)| m.len() <= most));
+        match mixed(rho)? {
+            (m, slack) if m.len() <= most => Ok((m, slack, rho)),
+            _ => {
+                let up = side == Side::Upper;
+                let rho = finest(first, |rho| rounded_at(rho, up).len() <= most);
+                Ok((specs(&rounded_at(rho, up))?, 0.0, rho))
+            }
+        }
     };
+    // Each copy at most half the distinct laws too: two copies of mixtures (whose cells
+    // integrate two laws each) cost more than the exact composition otherwise (300
+    // distinct segments: 9.4 s rounded onto 256 laws a copy, 6.7 s exactly).
+    let per_end = max_laws.min(distinct / 2).max(1);
+    let (lower, lower_slack, rho) = end(Side::Lower, per_end)?;
+    let (upper, _, rho_up) = end(Side::Upper, per_end)?;
+    let lower_mixtures = lower
+        .iter()
+        .any(|m| matches!(m.kind, MechanismKind::SubsampledGaussianMix { .. }));
     Ok(Accounted {
         upper,
-        lower: specs(&rounded_at(rho, false))?,
+        lower,
+        lower_slack,
+        lower_mixtures,
         ratio: Some(rho),
         upper_ratio: Some(rho_up),
         q_rounded: round_q,
@@ -554,7 +779,10 @@ pub fn accounted(
 #[cfg(test)]
 mod weight_tests {
     use super::super::exact_exp::{exp_fixed, rat, P};
-    use super::{group_weight, upper_weight};
+    use super::{
+        group_weight, lower_group_weight, lower_profile_range, lower_slack_per_use, lower_weight,
+        upper_weight,
+    };
     use num_bigint::BigInt;
     use num_rational::BigRational;
     use num_traits::{One, Zero};
@@ -741,6 +969,196 @@ mod weight_tests {
                 / BigRational::from_integer((n as i64).into());
             let at_mean = tails(&vec![mean; n as usize]);
             if (0..pb.len()).any(|j| at_mean[j] < pb[j]) {
+                mean_fails += 1;
+            }
+        }
+        assert!(mean_fails > 50, "{mean_fails}");
+    }
+
+    #[test]
+    fn the_lower_weight_is_dominated_on_its_profile_range_and_the_chord_is_not() {
+        // Independent route: the closed-form profile on a dense ε grid of [0, e_max], the
+        // mixture's value against the step's, for interior shifts of several cells and two
+        // ranges; beyond e_max the excess stays within δ_hi(e_max) ≤ Φ(−z). The chord
+        // (linear interpolation weight) must fail somewhere in the range: the profile is
+        // convex in μ for ε > μ²/2, so the test can tell a weight too large.
+        use densities::normal::sf;
+        let mut chord_fails = 0;
+        for &(lo, hi) in &CELLS {
+            for z in [2.0, 6.0] {
+                let e_max = lower_profile_range(hi, z);
+                for k in 1..10 {
+                    let theta = k as f64 / 10.0;
+                    let mu = lo + theta * (hi - lo);
+                    let w = lower_weight(mu, lo, hi, e_max);
+                    assert!(w > 0.0 && w < theta, "{mu} {w}");
+                    for i in 0..=4000 {
+                        let eps = e_max * i as f64 / 4000.0;
+                        let (d, dl, dh) = (
+                            gauss_delta(mu, eps),
+                            gauss_delta(lo, eps),
+                            gauss_delta(hi, eps),
+                        );
+                        if d < 1e-250 {
+                            continue; // the products below would underflow
+                        }
+                        let mix = w * dh + (1.0 - w) * dl;
+                        assert!(mix <= d * (1.0 + 1e-10), "μ = {mu}, ε = {eps}: {mix} > {d}");
+                        if theta * dh + (1.0 - theta) * dl > d * (1.0 + 1e-10) {
+                            chord_fails += 1;
+                        }
+                    }
+                    for i in 0..=400 {
+                        let eps = e_max + 0.05 * i as f64;
+                        let (d, dl, dh) = (
+                            gauss_delta(mu, eps),
+                            gauss_delta(lo, eps),
+                            gauss_delta(hi, eps),
+                        );
+                        let excess = w * dh + (1.0 - w) * dl - d;
+                        assert!(excess <= sf(z) * (1.0 + 1e-9), "ε = {eps}: {excess:e}");
+                    }
+                }
+            }
+        }
+        assert!(chord_fails > 100, "{chord_fails}");
+    }
+
+    #[test]
+    fn the_lower_mixture_is_dominated_by_the_subsampled_pair_up_to_its_slack_by_quadrature() {
+        // The reduction checked on the mechanism itself: each direction's hockey-stick
+        // divergence of the Poisson-subsampled Gaussian at q = 0.05 by quadrature over the
+        // output at shifts lo < μ < hi, γ from e^-4 to e^4 (both sides of 1, so the
+        // trade-off curves, not one tail). The mixture must lie below the step revealed
+        // with probability η = slack, `(1 − η)δ + η`; at a short profile range (z = 0.5)
+        // it must actually exceed the step somewhere, so that the slack is needed.
+        let (q, lo, hi, mu) = (0.05, 1.0, 1.3, 1.15);
+        let h = 1e-3;
+        let ys: Vec<f64> = (0..44_000).map(|i| -18.0 + (i as f64 + 0.5) * h).collect();
+        let phi = |y: f64| (-0.5 * y * y).exp() / (2.0 * std::f64::consts::PI).sqrt();
+        let hockey = |m: f64, gamma: f64, remove: bool| -> f64 {
+            ys.iter()
+                .map(|&y| {
+                    let (p, q0) = ((1.0 - q) * phi(y) + q * phi(y - m), phi(y));
+                    let (a, b) = if remove { (p, q0) } else { (q0, p) };
+                    (a - gamma * b).max(0.0) * h
+                })
+                .sum()
+        };
+        for z in [0.5, 2.0, 6.0] {
+            let w = lower_weight(mu, lo, hi, lower_profile_range(hi, z));
+            let slack = lower_slack_per_use(q, z);
+            let mut worst = f64::NEG_INFINITY;
+            for remove in [true, false] {
+                for i in 0..=160 {
+                    let gamma = (-4.0 + 0.05 * i as f64).exp();
+                    let d = hockey(mu, gamma, remove);
+                    let mix = w * hockey(hi, gamma, remove) + (1.0 - w) * hockey(lo, gamma, remove);
+                    worst = worst.max(mix - d);
+                    assert!(
+                        mix <= (1.0 - slack) * d + slack + 1e-12,
+                        "z = {z}, γ = {gamma}, remove {remove}: {mix} > {d} (slack {slack:e})"
+                    );
+                }
+            }
+            if z == 0.5 {
+                assert!(
+                    worst > 1e-9,
+                    "z = 0.5: the mixture never exceeds the step ({worst:e})"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_lower_weights_and_slack_are_rounded_to_their_side_in_exact_arithmetic() {
+        // β = n/(n + d) with n = 1 − e^{−U(μ−lo)}, d = e^{U(hi−μ)} − 1, U = e_max²/lo³ − lo/4
+        // from the floats as given, all in rationals and enclosed: β·d_hi ≤ n_lo·(1 − β).
+        let s = BigInt::one() << P;
+        let one = BigRational::one();
+        for &(lo, hi) in &CELLS {
+            for z in [1.0, 8.0, 30.0] {
+                let e_max = lower_profile_range(hi, z);
+                for k in 1..200 {
+                    let mu = lo + (hi - lo) * k as f64 / 200.0;
+                    let w = rat(lower_weight(mu, lo, hi, e_max));
+                    let (l, e) = (rat(lo), rat(e_max));
+                    let u = &e * &e / (&l * &l * &l) - &l / BigRational::from_integer(4.into());
+                    let (a, b) = (rat(mu) - rat(lo), rat(hi) - rat(mu));
+                    // e^{−Ua} from above (n from below), e^{Ub} from above (d from above).
+                    let ea = exp_fixed(&(-(&u * &a))).1;
+                    let eb = exp_fixed(&(&u * &b)).1;
+                    let n_lo = BigRational::new(&s - ea, s.clone());
+                    let d_hi = BigRational::new(eb - &s, s.clone());
+                    assert!(
+                        &w * &d_hi <= &n_lo * (&one - &w),
+                        "μ = {mu} in [{lo}, {hi}], z = {z}"
+                    );
+                }
+            }
+        }
+        // The group weight: β*^n ≤ Π β_i^{c_i} exactly (the tail P(S = n)), for seeded
+        // weights.
+        let mut u = seeded(13);
+        for _ in 0..200 {
+            let k = 1 + (u() * 6.0) as usize;
+            let parts: Vec<(f64, u64)> = (0..k)
+                .map(|_| (0.01 + 0.99 * u(), 1 + (u() * 4.0) as u64))
+                .collect();
+            let n: u64 = parts.iter().map(|p| p.1).sum();
+            let sum_ln: f64 = parts.iter().map(|&(b, c)| c as f64 * b.ln()).sum();
+            let w = rat(lower_group_weight(sum_ln, n, k));
+            let lhs = num_traits::pow(w, n as usize);
+            let rhs = parts.iter().fold(one.clone(), |acc, &(b, c)| {
+                acc * num_traits::pow(rat(b), c as usize)
+            });
+            assert!(lhs <= rhs, "{parts:?}");
+        }
+        // The slack: 2qΦ(−z) through the Mills ratio, at least the normal tail computed
+        // by another route (the erfc of densities::normal), at every z.
+        for i in 0..=740 {
+            let z = 0.5 + 0.05 * i as f64;
+            let bound = lower_slack_per_use(0.3, z);
+            let tail = 2.0 * 0.3 * densities::normal::sf(z);
+            assert!(
+                bound >= tail * (1.0 + 1e-12),
+                "z = {z}: {bound:e} < {tail:e}"
+            );
+            assert!(
+                bound <= tail * (1.0 + 4.0 / (z * z)),
+                "z = {z}: {bound:e} ≫ {tail:e}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_lower_group_weights_binomial_is_stochastically_smaller_and_the_mean_is_not() {
+        // Every tail of Binomial(n, β*) against the exact Poisson-binomial's, for seeded
+        // weights and counts; the binomial at the mean weight (the same expected count)
+        // must exceed some tail for many of them.
+        let mut u = seeded(17);
+        let mut mean_fails = 0;
+        for _ in 0..100 {
+            let k = 2 + (u() * 5.0) as usize;
+            let parts: Vec<(f64, u64)> = (0..k)
+                .map(|_| (0.01 + 0.99 * u(), 1 + (u() * 3.0) as u64))
+                .collect();
+            let n: u64 = parts.iter().map(|p| p.1).sum();
+            let each: Vec<BigRational> = parts
+                .iter()
+                .flat_map(|&(b, c)| std::iter::repeat_n(rat(b), c as usize))
+                .collect();
+            let sum_ln: f64 = parts.iter().map(|&(b, c)| c as f64 * b.ln()).sum();
+            let w = rat(lower_group_weight(sum_ln, n, k));
+            let pb = tails(&each);
+            let bin = tails(&vec![w; n as usize]);
+            for j in 0..pb.len() {
+                assert!(bin[j] <= pb[j], "j = {j}, {parts:?}");
+            }
+            let mean = each.iter().fold(BigRational::zero(), |a, b| a + b)
+                / BigRational::from_integer((n as i64).into());
+            let at_mean = tails(&vec![mean; n as usize]);
+            if (0..pb.len()).any(|j| at_mean[j] > pb[j]) {
                 mean_fails += 1;
             }
         }

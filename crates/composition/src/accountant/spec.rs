@@ -24,7 +24,7 @@ use super::allocation::{epoch_laws, EpochGrid, EpochLaws};
 use super::law::{BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, LossLaw};
 use super::max_statistic::MaxStatisticLaw;
 use super::mixture::MixtureLaw;
-use super::revealed::UpperMixture;
+use super::revealed::{RevealedMixture, Side};
 use super::subsampled::{Base, Direction, SubsampledLaw};
 use super::MAX_COUNT;
 use densities::bounded::BoundedFamily;
@@ -93,10 +93,10 @@ pub enum MechanismKind {
         /// q ∈ (0, 1].
         q: f64,
     },
-    /// A schedule's upper law between two lattice points (docs/accountant.md §2.8): with
+    /// A schedule's law between two lattice points (docs/accountant.md §2.8): with
     /// probability `weight` the Poisson-subsampled Gaussian at `sigma`, otherwise at
     /// `sigma2`, the choice published. Built by [`super::schedule::accounted`], never
-    /// parsed; only the upper ends of a composition with it are certified.
+    /// parsed; only the ends of a composition with it on its `side` are certified.
     SubsampledGaussianMix {
         /// σ of the leakier part (the smaller).
         sigma: f64,
@@ -106,6 +106,8 @@ pub enum MechanismKind {
         weight: f64,
         /// q ∈ (0, 1], both parts.
         q: f64,
+        /// The end it is built for (its roundings' direction, and which weight it has).
+        side: Side,
     },
 }
 
@@ -720,6 +722,7 @@ impl MechanismSpec {
                 sigma2,
                 weight,
                 q,
+                side,
             } => {
                 // Each direction's law is the mixture of the parts' laws in it (§2.8),
                 // each part's pair that of its own SPEC.
@@ -737,7 +740,10 @@ impl MechanismSpec {
                     )));
                 };
                 let mix = |a: Box<dyn LossLaw>, b: Box<dyn LossLaw>| -> Box<dyn LossLaw> {
-                    Box::new(UpperMixture::new(vec![(weight, a), (1.0 - weight, b)]))
+                    Box::new(RevealedMixture::new(
+                        vec![(weight, a), (1.0 - weight, b)],
+                        side,
+                    ))
                 };
                 return Ok((mix(r1, r2), Some(mix(a1, a2))));
             }
@@ -868,6 +874,77 @@ impl Composition {
                 false,
             )),
         }
+    }
+
+    /// Certified bracket of ε(δ) whose upper end is this composition's at `delta` and
+    /// whose lower end is `lower`'s at `delta_lower` (≥ δ): a rounded schedule's two
+    /// copies (docs/accountant.md §2.8), whose other ends bound nothing. The forward
+    /// directions' two ends are computed side by side on each grid step, one thread each,
+    /// and refined on the width between them; this one's reverse direction beside them on
+    /// its own first step, refined only if its upper end is not below the forward one's.
+    /// The lower end is the forward direction's of `lower` (the larger of the two
+    /// directions' ε is at least it).
+    /// Compositions with dominated lower laws of their own (§2.10) take each end from a
+    /// two-sided evaluation of its composition.
+    pub fn epsilon_with_lower(
+        &self,
+        delta: f64,
+        lower: &Composition,
+        delta_lower: f64,
+    ) -> crate::error::Result<super::Answer> {
+        let in_range = |d: f64| d > 0.0 && d < 1.0;
+        if self.lower.is_some()
+            || lower.lower.is_some()
+            || !in_range(delta)
+            || !in_range(delta_lower)
+        {
+            return Ok(two_sided(
+                lower.epsilon(delta_lower)?,
+                self.epsilon(delta)?,
+                self.accuracy.unwrap_or(1e-4),
+                false,
+            ));
+        }
+        let ln_delta = delta.ln();
+        let split = || {
+            self.forward
+                .epsilon_split(ln_delta, &lower.forward, delta_lower.ln())
+        };
+        let Some(r) = &self.reverse else {
+            return split();
+        };
+        // The reverse direction's upper end on its first step (4× coarser than a forward
+        // one's: it is usually far below) beside the split, on a third thread; refined
+        // only if it is not below the forward direction's upper end.
+        let (a, early) = std::thread::scope(|s| {
+            let h = s.spawn(|| r.epsilon_side_at_step(ln_delta, r.first_step_below(), true));
+            (split(), h.join().expect("reverse-direction thread"))
+        });
+        let a = a?;
+        let (upper, ln_upper, step) = match early {
+            Ok(up) if up <= a.upper => (a.upper, a.ln_upper, a.step),
+            _ => {
+                let b = r.epsilon_ln_until(ln_delta, a.upper)?;
+                if b.upper > a.upper {
+                    (b.upper, b.ln_upper, a.step.min(b.step))
+                } else {
+                    (a.upper, a.ln_upper, a.step.min(b.step))
+                }
+            }
+        };
+        let width = if upper > 0.0 {
+            (upper - a.lower) / upper
+        } else {
+            0.0
+        };
+        Ok(super::Answer {
+            estimate: 0.5 * (a.lower + upper),
+            upper,
+            ln_upper,
+            step,
+            accuracy_met: width <= self.accuracy.unwrap_or(1e-4),
+            ..a
+        })
     }
 
     /// Certified bracket of ε(δ), refined only until it settles whether ε is at most

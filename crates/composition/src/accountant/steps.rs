@@ -129,6 +129,17 @@ impl Steps {
             .is_some_and(|(d1, w1)| d1 >= STALL_STEP * self.d && width >= STALL_WIDTH * w1)
     }
 
+    /// Whether the last refinement narrowed the bracket by less than half of what a width
+    /// all of the discretisation's (going like the step squared) would have lost: most of
+    /// it is then a floor the step does not touch, such as the rounding between a rounded
+    /// schedule's two copies (docs/accountant.md §2.8), and a finer step would cost more
+    /// for little.
+    pub fn stalled_on_floor(&self, width: f64) -> bool {
+        self.last.is_some_and(|(d1, w1)| {
+            d1 > self.d && w1 - width < 0.5 * w1 * (1.0 - (self.d / d1).powi(2))
+        })
+    }
+
     /// The next step after a bracket of relative width `width` (accuracy `acc` asked),
     /// aiming at `0.8·acc`. The width goes like a power of the step: the square (the
     /// discretisation's second-order errors) unless the last two steps measured another
@@ -159,5 +170,25 @@ impl Steps {
         } else {
             align(self.d * shrink.clamp(0.1, 0.85))
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Steps;
+
+    #[test]
+    fn a_floor_stalls_refinement_and_a_width_that_goes_like_the_step_squared_does_not() {
+        // A bracket of width K·d² + R refined from d to 0.85d: with R = 0 it narrows by
+        // 28 %, all of what the model predicts (not stalled); with R four times the
+        // discretisation's part it narrows by 5.6 %, under half of that (stalled).
+        for (floor, stalled) in [(0.0, false), (4.0, true)] {
+            let width = |d: f64| d * d + floor;
+            let mut s = Steps::start(1.0, 0.0, |d| d);
+            let w1 = width(s.d);
+            s.refine(w1, w1, |d| d);
+            assert!((s.d - 0.85).abs() < 1e-12, "{}", s.d);
+            assert_eq!(s.stalled_on_floor(width(s.d)), stalled, "floor {floor}");
+        }
     }
 }

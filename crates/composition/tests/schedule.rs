@@ -14,6 +14,32 @@ fn epsilon(specs: &[MechanismSpec], delta: f64, accuracy: f64) -> Answer {
         .unwrap()
 }
 
+/// The Poisson-subsampled Gaussian at (σ, q), `count` steps, as a SPEC.
+fn plain(sigma: f64, q: f64, count: u64) -> MechanismSpec {
+    format!("subsampled-gaussian:sigma={sigma:?},q={q:?},count={count}")
+        .parse()
+        .unwrap()
+}
+
+/// The segments one law each: the unrounded composition.
+fn unrounded(segs: &[Segment]) -> Vec<MechanismSpec> {
+    segs.iter().map(|s| plain(s.sigma, s.q, s.count)).collect()
+}
+
+/// Each mixture of `specs` replaced by one of its two lattice laws (`leakier`: the one at
+/// the smaller σ), its steps all there: the plain rounding on the same lattice.
+fn at_part(specs: &[MechanismSpec], leakier: bool) -> Vec<MechanismSpec> {
+    specs
+        .iter()
+        .map(|m| match m.kind {
+            MechanismKind::SubsampledGaussianMix {
+                sigma, sigma2, q, ..
+            } => plain(if leakier { sigma } else { sigma2 }, q, m.count),
+            _ => m.clone(),
+        })
+        .collect()
+}
+
 #[test]
 fn a_schedule_of_identical_segments_is_the_plain_count() {
     let text = "sigma,q,count\n".to_string() + &"1.1,0.02,50\n".repeat(20);
@@ -58,17 +84,7 @@ fn a_rounded_schedule_brackets_the_unrounded_composition() {
     assert!(a.upper.len() <= 8 && a.lower.len() <= 8, "ρ = {rho}");
     let total = |s: &[MechanismSpec]| s.iter().map(|m| m.count).sum::<u64>();
     assert_eq!((total(&a.upper), total(&a.lower)), (1000, 1000));
-    let exact_specs: Vec<MechanismSpec> = segs
-        .iter()
-        .map(|s| {
-            format!(
-                "subsampled-gaussian:sigma={:?},q={:?},count={}",
-                s.sigma, s.q, s.count
-            )
-            .parse()
-            .unwrap()
-        })
-        .collect();
+    let exact_specs = unrounded(&segs);
     let exact = epsilon(&exact_specs, 1e-5, 1e-3);
     let up = epsilon(&a.upper, 1e-5, 1e-3);
     let lo = epsilon(&a.lower, a.lower_target(1e-5, 1), 1e-3);
@@ -211,27 +227,8 @@ fn the_upper_ends_mixtures_hold_and_cost_a_fraction_of_rounding_down() {
     assert!(mixtures >= 2, "{:?}", a.upper);
     let total: u64 = a.upper.iter().map(|m| m.count).sum();
     assert_eq!(total, 1000);
-    let exact_specs: Vec<MechanismSpec> = segs
-        .iter()
-        .map(|s| {
-            format!("subsampled-gaussian:sigma={:?},q=0.02,count=25", s.sigma)
-                .parse()
-                .unwrap()
-        })
-        .collect();
-    let down: Vec<MechanismSpec> = a
-        .upper
-        .iter()
-        .map(|m| match m.kind {
-            MechanismKind::SubsampledGaussianMix { sigma, q, .. } => format!(
-                "subsampled-gaussian:sigma={sigma:?},q={q:?},count={}",
-                m.count
-            )
-            .parse()
-            .unwrap(),
-            _ => m.clone(),
-        })
-        .collect();
+    let exact_specs = unrounded(&segs);
+    let down = at_part(&a.upper, true);
     let exact = epsilon(&exact_specs, 1e-5, 1e-4);
     let up = epsilon(&a.upper, 1e-5, 1e-4);
     let plain = epsilon(&down, 1e-5, 1e-4);
@@ -274,27 +271,8 @@ fn the_lower_ends_mixtures_hold_and_cost_a_fraction_of_rounding_up() {
         a.lower_slack
     );
     assert_eq!(a.lower.iter().map(|m| m.count).sum::<u64>(), 1000);
-    let exact_specs: Vec<MechanismSpec> = segs
-        .iter()
-        .map(|s| {
-            format!("subsampled-gaussian:sigma={:?},q=0.02,count=10", s.sigma)
-                .parse()
-                .unwrap()
-        })
-        .collect();
-    let up: Vec<MechanismSpec> = a
-        .lower
-        .iter()
-        .map(|m| match m.kind {
-            MechanismKind::SubsampledGaussianMix { sigma2, q, .. } => format!(
-                "subsampled-gaussian:sigma={sigma2:?},q={q:?},count={}",
-                m.count
-            )
-            .parse()
-            .unwrap(),
-            _ => m.clone(),
-        })
-        .collect();
+    let exact_specs = unrounded(&segs);
+    let up = at_part(&a.lower, false);
     let exact = epsilon(&exact_specs, 1e-5, 1e-4);
     let low = epsilon(&a.lower, a.lower_target(1e-5, 1), 1e-4);
     let plain = epsilon(&up, 1e-5, 1e-4);
@@ -340,17 +318,7 @@ fn the_side_by_side_ends_hold_against_each_copys_own_finer_bracket() {
         lo.lower,
         lo.upper
     );
-    let exact_specs: Vec<MechanismSpec> = segs
-        .iter()
-        .map(|s| {
-            format!(
-                "subsampled-gaussian:sigma={:?},q={:?},count={}",
-                s.sigma, s.q, s.count
-            )
-            .parse()
-            .unwrap()
-        })
-        .collect();
+    let exact_specs = unrounded(&segs);
     let exact = epsilon(&exact_specs, delta, 1e-4);
     assert!(both.lower <= exact.upper && exact.lower <= both.upper);
     // And each end within the accuracy asked of its copy's finer one.

@@ -226,3 +226,107 @@ impl LossLaw for RevealedMixture {
         self.parts.iter().all(|(_, l)| l.graded())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::exact_exp::{exp_fixed, rat};
+    use super::super::law::{ContinuousRange, LossLaw};
+    use super::{RevealedMixture, Side};
+    use num_bigint::BigInt;
+    use num_rational::BigRational;
+
+    /// A law whose every cell is `(lp, lm)`: the parts of the mixtures below.
+    #[derive(Debug)]
+    struct FixedCell(f64, f64);
+
+    impl LossLaw for FixedCell {
+        fn atoms(&self) -> Vec<(f64, f64)> {
+            Vec::new()
+        }
+        fn ln_inf_mass(&self) -> f64 {
+            f64::NEG_INFINITY
+        }
+        fn continuous_range(&self, _: f64) -> Option<ContinuousRange> {
+            None
+        }
+        fn cell(&self, _: f64, _: f64) -> (f64, f64) {
+            (self.0, self.1)
+        }
+        fn loss_scale(&self) -> f64 {
+            1.0
+        }
+        fn grid_unit(&self) -> Option<f64> {
+            None
+        }
+    }
+
+    /// `e^x` enclosed, `(lower, upper)`, as rationals.
+    fn exp_encl(x: f64) -> (BigRational, BigRational) {
+        let (lo, hi) = exp_fixed(&rat(x));
+        let s = BigInt::from(1) << super::super::exact_exp::P;
+        (BigRational::new(lo, s.clone()), BigRational::new(hi, s))
+    }
+
+    #[test]
+    fn mixture_cells_land_on_their_side_in_exact_arithmetic() {
+        // Seeded parts' cells (ln P down to −700, m/P from 1e-6 to 1) and weights; the
+        // exact mixture from the floats as given, `P = Σ w_i e^{lp_i}/Σ w`, `M` likewise:
+        // an upper mixture's cell is at least (P, M); a lower one's P-mass at most P and
+        // its ratio `e^{lm − lp}` at most `M/P`, the merged atom's place (module doc).
+        let mut s: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut u = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for _ in 0..300 {
+            let k = 2 + (u() * 2.0) as usize;
+            let parts: Vec<(f64, f64, f64)> = (0..k)
+                .map(|_| {
+                    let lp = -700.0 * u() * u();
+                    (0.01 + u(), lp, lp + (1e-6f64).ln() * u())
+                })
+                .collect();
+            let total = parts
+                .iter()
+                .fold(BigRational::from_integer(0.into()), |a, p| a + rat(p.0));
+            // Σ w_i e^{x_i}/Σ w, enclosed.
+            let exact = |pick: fn(&(f64, f64, f64)) -> f64| {
+                let (mut lo, mut hi) = (
+                    BigRational::from_integer(0.into()),
+                    BigRational::from_integer(0.into()),
+                );
+                for p in &parts {
+                    let (a, b) = exp_encl(pick(p));
+                    lo += rat(p.0) * a / &total;
+                    hi += rat(p.0) * b / &total;
+                }
+                (lo, hi)
+            };
+            let (p_lo, p_hi) = exact(|p| p.1);
+            let (m_lo, m_hi) = exact(|p| p.2);
+            for side in [Side::Upper, Side::Lower] {
+                let mix = RevealedMixture::new(
+                    parts
+                        .iter()
+                        .map(|&(w, lp, lm)| (w, Box::new(FixedCell(lp, lm)) as Box<dyn LossLaw>))
+                        .collect(),
+                    side,
+                );
+                let (lp, lm) = mix.cell(0.0, 1.0);
+                let (elp, elm) = (exp_encl(lp), exp_encl(lm));
+                match side {
+                    Side::Upper => {
+                        assert!(elp.0 >= p_hi && elm.0 >= m_hi, "upper {parts:?}");
+                    }
+                    Side::Lower => {
+                        assert!(elp.1 <= p_lo, "lower P {parts:?}");
+                        // e^{lm}·P ≤ e^{lp}·M.
+                        assert!(&elm.1 * &p_hi <= &elp.0 * &m_lo, "lower m/P {parts:?}");
+                    }
+                }
+            }
+        }
+    }
+}

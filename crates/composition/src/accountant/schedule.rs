@@ -796,6 +796,24 @@ mod weight_tests {
         a.exp() * -(b - a).exp_m1()
     }
 
+    /// `(m, γ, remove) ↦` the hockey-stick divergence `H_γ` of the Poisson-subsampled
+    /// Gaussian at rate `q` and shift `m` (remove: `((1 − q)N(0) + qN(m), N(0))`, else the
+    /// reverse), by the midpoint rule with step 1e-3 over `n` points from `y0`.
+    fn subsampled_hockey(q: f64, y0: f64, n: usize) -> impl Fn(f64, f64, bool) -> f64 {
+        let h = 1e-3;
+        let ys: Vec<f64> = (0..n).map(|i| y0 + (i as f64 + 0.5) * h).collect();
+        let phi = |y: f64| (-0.5 * y * y).exp() / (2.0 * std::f64::consts::PI).sqrt();
+        move |m: f64, gamma: f64, remove: bool| -> f64 {
+            ys.iter()
+                .map(|&y| {
+                    let (p, q0) = ((1.0 - q) * phi(y) + q * phi(y - m), phi(y));
+                    let (a, b) = if remove { (p, q0) } else { (q0, p) };
+                    (a - gamma * b).max(0.0) * h
+                })
+                .sum()
+        }
+    }
+
     const CELLS: [(f64, f64); 5] = [
         (0.5, 0.55),
         (0.9, 0.9009),
@@ -846,18 +864,7 @@ mod weight_tests {
         let (q, lo, hi) = (0.05, 1.0, 1.3);
         let mu = 1.2;
         let w = upper_weight(mu, lo, hi);
-        let h = 1e-3;
-        let ys: Vec<f64> = (0..40_000).map(|i| -15.0 + (i as f64 + 0.5) * h).collect();
-        let phi = |y: f64| (-0.5 * y * y).exp() / (2.0 * std::f64::consts::PI).sqrt();
-        let hockey = |m: f64, gamma: f64, remove: bool| -> f64 {
-            ys.iter()
-                .map(|&y| {
-                    let (p, q0) = ((1.0 - q) * phi(y) + q * phi(y - m), phi(y));
-                    let (a, b) = if remove { (p, q0) } else { (q0, p) };
-                    (a - gamma * b).max(0.0) * h
-                })
-                .sum()
-        };
+        let hockey = subsampled_hockey(q, -15.0, 40_000);
         for remove in [true, false] {
             for i in 0..=60 {
                 let gamma = (-3.0 + 0.1 * i as f64).exp();
@@ -1033,18 +1040,7 @@ mod weight_tests {
         // with probability η = slack, `(1 − η)δ + η`; at a short profile range (z = 0.5)
         // it must actually exceed the step somewhere, so that the slack is needed.
         let (q, lo, hi, mu) = (0.05, 1.0, 1.3, 1.15);
-        let h = 1e-3;
-        let ys: Vec<f64> = (0..44_000).map(|i| -18.0 + (i as f64 + 0.5) * h).collect();
-        let phi = |y: f64| (-0.5 * y * y).exp() / (2.0 * std::f64::consts::PI).sqrt();
-        let hockey = |m: f64, gamma: f64, remove: bool| -> f64 {
-            ys.iter()
-                .map(|&y| {
-                    let (p, q0) = ((1.0 - q) * phi(y) + q * phi(y - m), phi(y));
-                    let (a, b) = if remove { (p, q0) } else { (q0, p) };
-                    (a - gamma * b).max(0.0) * h
-                })
-                .sum()
-        };
+        let hockey = subsampled_hockey(q, -18.0, 44_000);
         for z in [0.5, 2.0, 6.0] {
             let w = lower_weight(mu, lo, hi, lower_profile_range(hi, z));
             let slack = lower_slack_per_use(q, z);

@@ -13,6 +13,17 @@ use num_traits::{One, Signed, ToPrimitive, Zero};
 /// the squarings' losses.
 pub(crate) const P: u64 = 1800;
 
+/// Uniform numbers in [0, 1) from a seeded linear congruential generator (the tests'
+/// seeded instances).
+pub(crate) fn seeded(mut s: u64) -> impl FnMut() -> f64 {
+    move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
 /// The float `x` as an exact rational.
 pub(crate) fn rat(x: f64) -> BigRational {
     BigRational::from_float(x).expect("finite")

@@ -229,7 +229,7 @@ impl LossLaw for RevealedMixture {
 
 #[cfg(test)]
 mod tests {
-    use super::super::exact_exp::{exp_fixed, rat};
+    use super::super::exact_exp::{exp_fixed, rat, seeded};
     use super::super::law::{ContinuousRange, LossLaw};
     use super::{RevealedMixture, Side};
     use num_bigint::BigInt;
@@ -273,13 +273,7 @@ mod tests {
         // exact mixture from the floats as given, `P = Σ w_i e^{lp_i}/Σ w`, `M` likewise:
         // an upper mixture's cell is at least (P, M); a lower one's P-mass at most P and
         // its ratio `e^{lm − lp}` at most `M/P`, the merged atom's place (module doc).
-        let mut s: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut u = || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut u = seeded(0x2545_F491_4F6C_DD1D);
         for _ in 0..300 {
             let k = 2 + (u() * 2.0) as usize;
             let parts: Vec<(f64, f64, f64)> = (0..k)

@@ -778,7 +778,7 @@ pub fn accounted_with_slack(
 
 #[cfg(test)]
 mod weight_tests {
-    use super::super::exact_exp::{exp_fixed, rat, P};
+    use super::super::exact_exp::{exp_fixed, rat, seeded, P};
     use super::{
         group_weight, lower_group_weight, lower_profile_range, lower_slack_per_use, lower_weight,
         upper_weight,
@@ -917,16 +917,6 @@ mod weight_tests {
                 acc * num_traits::pow(&one - rat(a), c as usize)
             });
             assert!(lhs <= rhs, "{parts:?}");
-        }
-    }
-
-    /// Uniform numbers in [0, 1) from a seeded linear congruential generator.
-    fn seeded(mut s: u64) -> impl FnMut() -> f64 {
-        move || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (s >> 11) as f64 / (1u64 << 53) as f64
         }
     }
 

@@ -137,7 +137,7 @@ fn schedule_rows(c: &mut Criterion) {
     g.bench_function("1e4 distinct segments T=1e6 q=1e-3 delta=1e-5", |b| {
         b.iter(|| {
             let delta = black_box(1e-5);
-            let a = accounted_with_slack(&segments, 1e-4, MAX_EXACT_LAWS, 1e-6 * delta).unwrap();
+            let a = accounted_with_slack(&segments, 1e-4, MAX_EXACT_LAWS, 1e-4 * delta).unwrap();
             let acc = a.end_accuracy(1e-4);
             let copy =
                 |specs: &[MechanismSpec]| accountant(specs).unwrap().with_accuracy(acc).unwrap();

@@ -2114,17 +2114,18 @@ fn privacy_curve_takes_schedule_files_as_series() {
     }
 }
 
-/// A privacy_curve series whose schedule is rounded (300 distinct segments, beyond the 256
+/// A privacy_curve series whose schedule is rounded (400 distinct segments, beyond the 384
 /// accounted exactly) takes each end from its copy (docs/accountant.md §2.8), the lower
-/// copy's slack charged. Independent route: the exact composition of the 300 segments as
-/// `--mechanism`s (300 laws, not rounded), whose bracket the series' must hold (the
+/// copy's slack charged. Independent route: the exact composition of the 400 segments as
+/// `--mechanism`s (400 laws, not rounded), whose bracket the series' must hold (the
 /// schedule repeated twice: the slack scales with the repetitions).
 #[test]
 fn a_rounded_schedule_series_holds_the_exact_composition() {
     let dir = tempfile::tempdir().unwrap();
     let exp = dir.path().join("experiments");
     fs::create_dir_all(&exp).unwrap();
-    let sigmas: Vec<f64> = (0..300).map(|i| 0.9 + 0.3 * i as f64 / 299.0).collect();
+    // Past the 384 distinct laws composed exactly: each copy on 200 lattice laws.
+    let sigmas: Vec<f64> = (0..400).map(|i| 0.9 + 0.3 * i as f64 / 399.0).collect();
     let rows: String = sigmas.iter().map(|s| format!("{s:?},0.01,2\n")).collect();
     fs::write(exp.join("many.csv"), format!("sigma,q,count\n{rows}")).unwrap();
     let manifest = privacy_curve_manifest(

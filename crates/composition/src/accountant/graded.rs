@@ -48,6 +48,9 @@ pub(crate) struct Blocks {
     cut: Cut,
     edges: Vec<i64>,
     merged: Vec<(f64, f64)>,
+    /// The merged points of the law's [`LossLaw::grading_parts`] on the same blocks
+    /// (empty for a law graded by its own).
+    parts: Vec<Vec<(f64, f64)>>,
 }
 
 impl Blocks {
@@ -69,24 +72,48 @@ impl Blocks {
         } else {
             Vec::new()
         };
-        let merged = edges
-            .windows(2)
-            .zip(values)
-            .map(|(e, (lp, lm))| (merged_loss(e[0] as f64 * d, e[1] as f64 * d, lp, lm), lp))
-            .collect();
+        let points = |values: Vec<(f64, f64)>| -> Vec<(f64, f64)> {
+            edges
+                .windows(2)
+                .zip(values)
+                .map(|(e, (lp, lm))| (merged_loss(e[0] as f64 * d, e[1] as f64 * d, lp, lm), lp))
+                .collect()
+        };
+        let merged = points(values);
+        let mut parts = Vec::new();
+        if edges.len() > 1 {
+            for p in law.grading_parts() {
+                parts.push(points(cells_between(p, &edges, d)?));
+            }
+        }
         Ok(Self {
             step: d,
             cut: c,
             edges,
             merged,
+            parts,
         })
     }
 
     /// The graded cells of `law` (the law these blocks were computed for) at tilt `lambda`.
     pub(crate) fn graded(&self, law: &dyn LossLaw, lambda: f64) -> Result<GridCells> {
-        let edges = self
-            .cut
-            .map(|_| graded_edges(&self.edges, &self.merged, lambda));
+        let edges = self.cut.map(|_| {
+            if self.parts.is_empty() {
+                graded_edges(&self.edges, &block_widths(&self.merged, lambda))
+            } else {
+                // Each block as fine as its finest part asks (any partition is valid,
+                // module doc): about the mixture's own grading, whose block weights and
+                // total are the same mixture of the parts', and the same grid for every
+                // mixture of these parts.
+                let mut widths = block_widths(&self.parts[0], lambda);
+                for p in &self.parts[1..] {
+                    for (w, v) in widths.iter_mut().zip(block_widths(p, lambda)) {
+                        *w = (*w).min(v);
+                    }
+                }
+                graded_edges(&self.edges, &widths)
+            }
+        });
         GridCells::on_edges(law, self.step, self.cut, edges.as_deref())
     }
 }
@@ -103,9 +130,10 @@ fn block_edges(ia: i64, ib: i64) -> Vec<i64> {
     out
 }
 
-/// The edges of the graded partition: each block (edges `blocks`, merged points `merged`)
-/// cut into cells of the widest power-of-two width its tilted weight allows (module docs).
-fn graded_edges(blocks: &[i64], merged: &[(f64, f64)], lambda: f64) -> Vec<i64> {
+/// The width (grid steps, a power of two up to [`BLOCK`]) of each block's graded cells:
+/// the widest `k` its tilted weight allows with merged points `merged` (module docs); a
+/// block without mass is one cell.
+fn block_widths(merged: &[(f64, f64)], lambda: f64) -> Vec<i64> {
     let ln_w: Vec<f64> = merged
         .iter()
         .map(|&(x, lp)| {
@@ -123,14 +151,23 @@ fn graded_edges(blocks: &[i64], merged: &[(f64, f64)], lambda: f64) -> Vec<i64> 
         .count()
         .max(1);
     let allowed = SHARE.ln() + ln_total - (n as f64).ln();
+    ln_w.iter()
+        .map(|&w| {
+            // Widest k with ω·(k² − 1) within its share.
+            let mut k = BLOCK;
+            while k > 1 && w > f64::NEG_INFINITY && w + ((k * k - 1) as f64).ln() > allowed {
+                k /= 2;
+            }
+            k
+        })
+        .collect()
+}
+
+/// The edges of the graded partition: each block (edges `blocks`) cut into cells of its
+/// width (`widths`, one a block).
+fn graded_edges(blocks: &[i64], widths: &[i64]) -> Vec<i64> {
     let mut out = vec![blocks[0]];
-    for (e, &w) in blocks.windows(2).zip(&ln_w) {
-        // Widest k (a power of two up to the block) with ω·(k² − 1) within its share;
-        // a block without mass is one cell.
-        let mut k = BLOCK;
-        while k > 1 && w > f64::NEG_INFINITY && w + ((k * k - 1) as f64).ln() > allowed {
-            k /= 2;
-        }
+    for (e, &k) in blocks.windows(2).zip(widths) {
         let mut j = e[0] + k;
         while j < e[1] {
             out.push(j);
@@ -343,5 +380,69 @@ mod tests {
             g.1 - g.0 <= 1.1 * (u.1 - u.0),
             "graded {g:?} wider than one-step {u:?}"
         );
+    }
+    /// Mixtures of the same two subsampled Gaussians at different weights are graded
+    /// alike, from their parts (so that they share the parts' cells), with a fraction of
+    /// the one-step cells; each one's two lattices hold its exact δ(ε), the same mixture
+    /// of the parts' closed forms, at every ε (one use), the coarse tail included.
+    #[test]
+    fn mixtures_of_the_same_parts_share_one_graded_grid_and_hold_their_delta() {
+        use super::super::revealed::{RevealedMixture, SharedPart, Side};
+        use super::super::subsampled::{Base, Direction, SubsampledLaw};
+        use super::super::Lattice;
+        use densities::normal::ln_cdf;
+        let (q, d, t, bins) = (1e-3f64, 2e-5, -40.0, 1usize << 22);
+        // Neighbours on a schedule's lattice (ρ near 0.8 %).
+        let mus = [1.25f64, 1.24];
+        let parts: Vec<SharedPart> = mus
+            .iter()
+            .map(|&m| {
+                SharedPart::new(Box::new(
+                    SubsampledLaw::new(Base::Gaussian, m, q, Direction::Remove).unwrap(),
+                ))
+            })
+            .collect();
+        let ln_delta = -6.0 * std::f64::consts::LN_10;
+        let mut grids = Vec::new();
+        let mut lam: Option<f64> = None;
+        for (w, side) in [(0.1, Side::Upper), (0.8, Side::Upper), (0.5, Side::Lower)] {
+            let law = RevealedMixture::new(
+                vec![
+                    (w, Box::new(parts[0].clone()) as Box<dyn LossLaw>),
+                    (1.0 - w, Box::new(parts[1].clone())),
+                ],
+                side,
+            );
+            let blocks = Blocks::new(&law, d, t, bins, f64::INFINITY).unwrap();
+            // One tilt for the composition's laws, as the accountant's.
+            let lam = *lam.get_or_insert_with(|| {
+                tilt(&[(points(&law, &blocks), 1e4)], Focus::Epsilon(ln_delta))
+            });
+            let graded = blocks.graded(&law, lam).unwrap();
+            let uniform = GridCells::new(&law, d, t, bins, f64::INFINITY).unwrap();
+            assert!(
+                graded.len() * 10 < uniform.len(),
+                "{} cells of {} lam {lam}",
+                graded.len(),
+                uniform.len()
+            );
+            let up = Lattice::pessimistic_from(&law, &graded, t, bins).unwrap();
+            let lo = Lattice::optimistic_from(&law, &graded, t, bins).unwrap();
+            for eps in [1e-3f64, 0.01, 0.1, 0.5, 1.0, 2.0, 3.0] {
+                let sf = |x: f64| ln_cdf(-x).exp();
+                let one = |mu: f64| {
+                    let y = ((eps.exp_m1() + q).ln() - q.ln() + 0.5 * mu * mu) / mu;
+                    (1.0 - q) * sf(y) + q * sf(y - mu) - eps.exp() * sf(y)
+                };
+                let truth = w * one(mus[0]) + (1.0 - w) * one(mus[1]);
+                // Each lattice holds only on its mixture's side (module revealed).
+                match side {
+                    Side::Upper => assert!(lattice_delta(&up, eps) >= truth, "eps {eps}"),
+                    Side::Lower => assert!(lattice_delta(&lo, eps) <= truth, "eps {eps}"),
+                }
+            }
+            grids.push(graded.partition());
+        }
+        assert!(grids.iter().all(|g| *g == grids[0]), "the grids differ");
     }
 }

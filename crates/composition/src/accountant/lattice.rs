@@ -418,6 +418,14 @@ impl GridCells {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Each cell's `(first grid index, width)`: the partition (tests compare them).
+    #[cfg(test)]
+    pub(crate) fn partition(&self) -> Vec<(i64, i64)> {
+        self.cells
+            .as_ref()
+            .map_or(Vec::new(), |c| c.0.iter().map(|c| (c.j, c.k)).collect())
+    }
 }
 
 impl Lattice {

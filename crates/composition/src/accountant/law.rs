@@ -65,6 +65,13 @@ pub trait LossLaw: Send + Sync + std::fmt::Debug {
     fn graded(&self) -> bool {
         false
     }
+    /// The laws whose gradings a graded law's own follows (docs/accountant.md §3.3): a
+    /// revealed mixture's parts, each block of its cells as fine as the finest part's
+    /// own grading asks, so that mixtures of the same parts share one grid (and their
+    /// parts' cells, [`super::revealed::SharedPart`]). Empty: the law's own masses.
+    fn grading_parts(&self) -> Vec<&dyn LossLaw> {
+        Vec::new()
+    }
 }
 
 /// The range of the atomless part kept on the grid, and bounds on what is cut.

@@ -23,6 +23,7 @@
 //! schedule uses nothing else of it.
 
 use super::law::{chain_rounding, log_add, ContinuousRange, LossLaw};
+use std::sync::{Arc, Mutex};
 
 /// The end a [`RevealedMixture`] is built for: the direction its roundings are charged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,6 +226,101 @@ impl LossLaw for RevealedMixture {
     fn graded(&self) -> bool {
         self.parts.iter().all(|(_, l)| l.graded())
     }
+    fn grading_parts(&self) -> Vec<&dyn LossLaw> {
+        self.parts.iter().map(|(_, l)| l.as_ref()).collect()
+    }
+}
+
+/// Chunks of cells a [`SharedPart`] remembers: a few laws' worth (a law's cells come in
+/// chunks of 16384), enough for the groups of one lattice cell, which are consecutive in a
+/// schedule's list and share their parts and their range.
+const SHARED_CHUNKS: usize = 16;
+
+/// The memo of a [`SharedPart`]: a call's edges (compared in full: bit for bit the same
+/// grid), and its cells.
+type CellMemo = std::collections::VecDeque<(Vec<f64>, Arc<Vec<(f64, f64)>>)>;
+
+/// A part law shared by several [`RevealedMixture`]s (a schedule's lattice law, a part of
+/// every mixture group of its two cells), whose `cells` are computed once for all of
+/// them: each call's result is remembered under its edges, the latest
+/// [`SHARED_CHUNKS`] kept. Every other method is the law's own, and a remembered call
+/// returns exactly what the law returns, so a mixture built of shared parts is the same
+/// law to the bit (a schedule's groups of one cell then cost one part's cells, not one
+/// per group).
+#[derive(Debug, Clone)]
+pub struct SharedPart(Arc<SharedInner>);
+
+#[derive(Debug)]
+struct SharedInner {
+    law: Box<dyn LossLaw>,
+    memo: Mutex<CellMemo>,
+}
+
+impl SharedPart {
+    /// `law`, to be shared by cloning.
+    pub fn new(law: Box<dyn LossLaw>) -> Self {
+        Self(Arc::new(SharedInner {
+            law,
+            memo: Mutex::new(CellMemo::new()),
+        }))
+    }
+}
+
+impl LossLaw for SharedPart {
+    fn atoms(&self) -> Vec<(f64, f64)> {
+        self.0.law.atoms()
+    }
+    fn ln_inf_mass(&self) -> f64 {
+        self.0.law.ln_inf_mass()
+    }
+    fn continuous_range(&self, ln_tail: f64) -> Option<ContinuousRange> {
+        self.0.law.continuous_range(ln_tail)
+    }
+    fn cell(&self, a: f64, b: f64) -> (f64, f64) {
+        self.0.law.cell(a, b)
+    }
+    fn cells(&self, edges: &[f64]) -> Vec<(f64, f64)> {
+        let found = {
+            let memo = self.0.memo.lock().unwrap_or_else(|e| e.into_inner());
+            memo.iter()
+                .find(|(k, _)| {
+                    k.len() == edges.len()
+                        && k.iter().zip(edges).all(|(a, b)| a.to_bits() == b.to_bits())
+                })
+                .map(|(_, v)| v.clone())
+        };
+        if let Some(v) = found {
+            return (*v).clone();
+        }
+        let v = Arc::new(self.0.law.cells(edges));
+        let mut memo = self.0.memo.lock().unwrap_or_else(|e| e.into_inner());
+        if memo.len() >= SHARED_CHUNKS {
+            memo.pop_front();
+        }
+        memo.push_back((edges.to_vec(), v.clone()));
+        (*v).clone()
+    }
+    fn loss_scale(&self) -> f64 {
+        self.0.law.loss_scale()
+    }
+    fn grid_unit(&self) -> Option<f64> {
+        self.0.law.grid_unit()
+    }
+    fn log_convex_tail(&self) -> bool {
+        self.0.law.log_convex_tail()
+    }
+    fn coarse_start(&self, count: u64) -> f64 {
+        self.0.law.coarse_start(count)
+    }
+    fn pilot_step(&self) -> bool {
+        self.0.law.pilot_step()
+    }
+    fn graded(&self) -> bool {
+        self.0.law.graded()
+    }
+    fn grading_parts(&self) -> Vec<&dyn LossLaw> {
+        self.0.law.grading_parts()
+    }
 }
 
 #[cfg(test)]
@@ -258,6 +354,77 @@ mod tests {
         fn grid_unit(&self) -> Option<f64> {
             None
         }
+    }
+
+    /// A law whose cell on `(a, b)` is `(ln(b − a), a + b)`, counting the edges it has
+    /// been asked for: a part whose cells tell their edges apart.
+    #[derive(Debug, Default)]
+    struct Counted(std::sync::atomic::AtomicUsize);
+
+    impl LossLaw for Counted {
+        fn atoms(&self) -> Vec<(f64, f64)> {
+            Vec::new()
+        }
+        fn ln_inf_mass(&self) -> f64 {
+            f64::NEG_INFINITY
+        }
+        fn continuous_range(&self, _: f64) -> Option<ContinuousRange> {
+            None
+        }
+        fn cell(&self, a: f64, b: f64) -> (f64, f64) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            ((b - a).ln(), a + b)
+        }
+        fn loss_scale(&self) -> f64 {
+            1.0
+        }
+        fn grid_unit(&self) -> Option<f64> {
+            None
+        }
+    }
+
+    #[test]
+    fn shared_parts_give_each_mixture_its_own_cells_and_compute_them_once() {
+        // Independent route: the same mixtures of unshared parts. Two grids with the same
+        // ends and count but one inner edge apart must not be confused (a memo keyed on
+        // the ends alone fails here), and the mixtures of one grid ask the shared part
+        // once.
+        let shared = super::SharedPart::new(Box::new(Counted::default()));
+        let other = super::SharedPart::new(Box::new(FixedCell(-1.0, -2.0)));
+        let grids: [&[f64]; 2] = [&[0.0, 0.1, 0.2, 0.3], &[0.0, 0.15, 0.2, 0.3]];
+        for side in [Side::Upper, Side::Lower] {
+            for w in [0.2, 0.7, 0.9] {
+                let mix = RevealedMixture::new(
+                    vec![
+                        (w, Box::new(shared.clone()) as Box<dyn LossLaw>),
+                        (1.0 - w, Box::new(other.clone())),
+                    ],
+                    side,
+                );
+                let fresh = RevealedMixture::new(
+                    vec![
+                        (w, Box::new(Counted::default()) as Box<dyn LossLaw>),
+                        (1.0 - w, Box::new(FixedCell(-1.0, -2.0))),
+                    ],
+                    side,
+                );
+                for g in grids {
+                    let (a, b) = (mix.cells(g), fresh.cells(g));
+                    assert_eq!(a.len(), b.len());
+                    for (x, y) in a.iter().zip(&b) {
+                        assert_eq!(
+                            (x.0.to_bits(), x.1.to_bits()),
+                            (y.0.to_bits(), y.1.to_bits()),
+                            "{g:?}"
+                        );
+                    }
+                }
+            }
+        }
+        // Six mixtures on two grids of three cells: each grid's cells computed once.
+        assert_eq!(shared.0.law.cells(&[0.0, 1.0]).len(), 1);
+        let inner = format!("{:?}", shared.0.law);
+        assert!(inner.contains("Counted(7)"), "{inner}");
     }
 
     /// `e^x` enclosed, `(lower, upper)`, as rationals.

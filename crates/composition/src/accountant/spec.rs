@@ -24,7 +24,7 @@ use super::allocation::{epoch_laws, EpochGrid, EpochLaws};
 use super::law::{BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, LossLaw};
 use super::max_statistic::MaxStatisticLaw;
 use super::mixture::MixtureLaw;
-use super::revealed::{RevealedMixture, Side};
+use super::revealed::{RevealedMixture, SharedPart, Side};
 use super::subsampled::{Base, Direction, SubsampledLaw};
 use super::MAX_COUNT;
 use densities::bounded::BoundedFamily;
@@ -622,6 +622,13 @@ impl MechanismSpec {
     /// The privacy-loss laws of one use of the mechanism: of the pair (P, Q), and of
     /// (Q, P) when it differs (subsampled mechanisms; the others are symmetric).
     pub fn laws(&self) -> Result<Laws, SpecError> {
+        self.laws_sharing(&mut PartCache::default())
+    }
+
+    /// As [`Self::laws`], a revealed mixture's parts taken from `cache` (and put there):
+    /// the mixtures of a schedule's list then share their lattice laws, each of whose
+    /// cells is computed once for all the groups of a lattice cell ([`SharedPart`]).
+    fn laws_sharing(&self, cache: &mut PartCache) -> Result<Laws, SpecError> {
         let kind = self.kind_name();
         let g = self.pipeline.group;
         // A group of g moves the output by at most g sensitivities (rounded up: a larger
@@ -726,22 +733,37 @@ impl MechanismSpec {
             } => {
                 // Each direction's law is the mixture of the parts' laws in it (§2.8),
                 // each part's pair that of its own SPEC.
-                let part = |sigma: f64| {
-                    MechanismSpec {
+                let mut part = |sigma: f64| -> Result<(SharedPart, SharedPart), SpecError> {
+                    let key = (
+                        sigma.to_bits(),
+                        q.to_bits(),
+                        self.sensitivity.to_bits(),
+                        format!("{:?}", self.pipeline),
+                    );
+                    if let Some(p) = cache.get(&key) {
+                        return Ok(p.clone());
+                    }
+                    let (r, a) = MechanismSpec {
                         kind: MechanismKind::SubsampledGaussian { sigma, q },
                         ..self.clone()
                     }
-                    .laws()
+                    .laws()?;
+                    let Some(a) = a else {
+                        return Err(SpecError(format!(
+                            "{kind}: a mixture of asymmetric pairs only"
+                        )));
+                    };
+                    let p = (SharedPart::new(r), SharedPart::new(a));
+                    cache.insert(key, p.clone());
+                    Ok(p)
                 };
                 let ((r1, a1), (r2, a2)) = (part(sigma)?, part(sigma2)?);
-                let (Some(a1), Some(a2)) = (a1, a2) else {
-                    return Err(SpecError(format!(
-                        "{kind}: a mixture of asymmetric pairs only"
-                    )));
-                };
-                let mix = |a: Box<dyn LossLaw>, b: Box<dyn LossLaw>| -> Box<dyn LossLaw> {
+                let mix = |a: SharedPart, b: SharedPart| -> Box<dyn LossLaw> {
                     Box::new(RevealedMixture::new(
-                        vec![(weight, a), (1.0 - weight, b)],
+                        vec![
+                            (weight, Box::new(a) as Box<dyn LossLaw>),
+                            (1.0 - weight, Box::new(b)),
+                        ],
                         side,
                     ))
                 };
@@ -1131,6 +1153,10 @@ fn max_answer(a: super::Answer, b: super::Answer) -> super::Answer {
     }
 }
 
+/// Part laws of revealed mixtures by `(σ, q, sensitivity, pipeline)`: each direction's,
+/// shared by the mixtures of one composition ([`MechanismSpec::laws_sharing`]).
+type PartCache = std::collections::HashMap<(u64, u64, u64, String), (SharedPart, SharedPart)>;
+
 /// The composition of a list of specs (both directions when needed). A SPEC whose only
 /// certified number is a lower bound (§2.9) is refused: [`lower_bound_accountant`] takes it.
 pub fn accountant(specs: &[MechanismSpec]) -> Result<Composition, SpecError> {
@@ -1167,10 +1193,13 @@ pub fn lower_bound_accountant(specs: &[MechanismSpec]) -> Result<Composition, Sp
     } else {
         None
     };
+    // One cache for the list: its mixtures share their parts.
+    let mut cache = PartCache::default();
     let mut laws = Vec::with_capacity(specs.len());
     for s in specs {
-        laws.push((s.laws()?, s));
+        laws.push((s.laws_sharing(&mut cache)?, s));
     }
+    drop(cache);
     let mut c = compose(laws)?;
     c.lower = lower;
     Ok(c)

@@ -725,6 +725,11 @@ impl TiltedSum {
         let mut ratio = vec![0.0f64; n]; // Σ c e/(|A| + e)
         let mut powerr = vec![0.0f64; n]; // Σ c 2u(|ln|A|| + |arg A| + 2)
         let mut buf = vec![Complex::new(0.0, 0.0); n];
+        // The frequencies not yet negligible (`lmag ≥ −800`), ascending: after a factor
+        // used thousands of times, a few thousand of the window's n; the passes below
+        // visit only these (each skipped the others at once), and the selection pass's
+        // values are kept beside them rather than in an array of n per factor.
+        let mut alive: Vec<usize> = (0..n).collect();
         let mut twiddles: Option<Twiddles> = None;
         let mut shift: i128 = 0;
         let mut ln_margin = 0.0;
@@ -774,8 +779,9 @@ impl TiltedSum {
             // and compensated summation: error ≤ 10u‖a‖₁ (twiddle 5u, product and sum) instead
             // of the FFT's η(n)‖a‖₁.
             let mut exact = vec![false; 0];
-            // `(|A|, c·ln(|A| + e))` per frequency from the selection pass, reused below
-            // where the transform value is kept (NaN: not computed).
+            // `(|A|, c·ln(|A| + e))` per alive frequency (position in `alive`) from the
+            // selection pass, reused below where the transform value is kept (empty: not
+            // computed).
             let mut seen: Vec<(f64, f64)> = Vec::new();
             if f.count >= 2 {
                 // Only where it matters: the largest contributions `|A|^c·c·e/(|A| + e)`
@@ -783,15 +789,12 @@ impl TiltedSum {
                 // it (they keep the FFT's error; the bound holds either way). A smooth
                 // law's transform falls off fast, so this is a few of the frequencies
                 // whose power is above e^-800.
-                seen = vec![(f64::NAN, f64::NAN); n];
+                seen = Vec::with_capacity(alive.len());
                 let mut cand: Vec<(usize, f64)> = Vec::new();
-                for k in 0..n {
-                    if lmag[k] < -800.0 {
-                        continue;
-                    }
+                for &k in &alive {
                     let r = buf[k].norm();
                     let lr = c * (r + e).ln();
-                    seen[k] = (r, lr);
+                    seen.push((r, lr));
                     if lr > -800.0 {
                         cand.push((k, (lmag[k] + lr).exp() * c * e / (r + e)));
                     }
@@ -825,23 +828,20 @@ impl TiltedSum {
                 }
             }
             let e_dir = 10.0 * U * l1 + v_err;
-            for (k, z) in buf.iter().enumerate() {
-                // A frequency already below e^{−800} stays negligible (every later factor
-                // has |A| ≤ 1 + e): it is left dead, its magnitude not even computed
-                // (after a factor used thousands of times, most of the spectrum).
-                if lmag[k] < -800.0 {
-                    continue;
-                }
+            // A frequency already below e^{−800} stays negligible (every later factor has
+            // |A| ≤ 1 + e): it is left dead, its magnitude not even computed (after a
+            // factor used thousands of times, most of the spectrum): only `alive` is
+            // visited.
+            for (pos, &k) in alive.iter().enumerate() {
+                let z = &buf[k];
                 let e = if !exact.is_empty() && exact[k] {
                     e_dir
                 } else {
                     e
                 };
-                let kept = !seen.is_empty()
-                    && !seen[k].0.is_nan()
-                    && !exact.get(k).copied().unwrap_or(false);
+                let kept = !seen.is_empty() && !exact.get(k).copied().unwrap_or(false);
                 let (r, lr_e) = if kept {
-                    seen[k]
+                    seen[pos]
                 } else {
                     let r = z.norm();
                     (r, c * (r + e).ln())
@@ -858,6 +858,7 @@ impl TiltedSum {
                 ratio[k] += c * e / (r + e);
                 powerr[k] += c * 2.0 * U * (lr.abs().min(1e300) + th.abs() + 2.0);
             }
+            alive.retain(|&k| lmag[k] >= -800.0);
             ln_margin += c * 4.0 * U;
         }
         // Power, error per frequency, inverse transform.

@@ -30,7 +30,7 @@
 //! A series may be a whole schedule instead of one SPEC: `{ key = "warmup", schedule =
 //! "warmup.csv" }` (a CSV with the header `sigma,q,count`, one segment of
 //! Poisson-subsampled Gaussian steps a row, the path relative to the manifest), accounted
-//! as `dpw account --schedule` does (docs/accountant.md §2.8: up to 256 distinct (σ, q)
+//! as `dpw account --schedule` does (docs/accountant.md §2.8: up to 384 distinct (σ, q)
 //! exactly, beyond that each end from a copy of the schedule built on a lattice on its side);
 //! with `vary = "count"` the grid value repeats the whole schedule (e.g. epochs). Only the
 //! certified accountant (`"pld"`, `"lower_bound"`) takes a schedule.
@@ -177,9 +177,11 @@ fn series_inputs(
 
 /// Run-time estimate of one query of a schedule series: one composition of its laws (of
 /// the larger copy when rounded, the two copies side by side at the accuracy
-/// [`Accounted::end_accuracy`] gives), a law's own query time and a sixteenth of it for
-/// each of its laws (measured: 256 laws a copy at T = 1e6 took 8 s, about half this; a
-/// law's own query time for each law, as before, put it at 200 s).
+/// [`Accounted::end_accuracy`] gives), a law's own query time and a 32nd of it for each of
+/// its laws (measured: 384 laws a copy at T = 1e6 took 8 s, about two thirds of this; 300
+/// distinct laws composed exactly at 1e-4 took 4.5 s, a seventh; a sixteenth a law made
+/// the latter 62 s, over the default budget; a law's own query time for each law, as
+/// before, put the former at 200 s).
 fn schedule_seconds(s: &Accounted, acc: f64) -> f64 {
     let at = if s.ratio.is_some() {
         s.end_accuracy(acc)
@@ -187,7 +189,7 @@ fn schedule_seconds(s: &Accounted, acc: f64) -> f64 {
         acc
     };
     let laws = s.upper.len().max(s.lower.len()) as f64;
-    crate::ranges::accountant_seconds(&s.upper[0], at) * (1.0 + laws / 16.0)
+    crate::ranges::accountant_seconds(&s.upper[0], at) * (1.0 + laws / 32.0)
 }
 
 fn method(name: &str, key: &str) -> Result<Method, KeyError> {

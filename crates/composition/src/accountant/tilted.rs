@@ -94,9 +94,14 @@ pub(crate) fn cgf_upper(law: &Lattice, theta: f64) -> f64 {
 
 /// `Σ c_i K_i(θ)` and its derivatives.
 pub(crate) fn total_cgf(factors: &[Factor], theta: f64) -> (f64, f64, f64) {
+    let each: Vec<(f64, f64, f64)> = factors.iter().map(|f| cgf(f.law, theta)).collect();
+    sum_cgf(factors, &each)
+}
+
+/// `Σ c_i (K_i, K_i', K_i'')` from each factor's [`cgf`] values `each`.
+fn sum_cgf(factors: &[Factor], each: &[(f64, f64, f64)]) -> (f64, f64, f64) {
     let mut out = (0.0, 0.0, 0.0);
-    for f in factors {
-        let (k, k1, k2) = cgf(f.law, theta);
+    for (f, &(k, k1, k2)) in factors.iter().zip(each) {
         let c = f.count as f64;
         out.0 += c * k;
         out.1 += c * k1;
@@ -680,8 +685,12 @@ impl TiltedSum {
         side: Option<bool>,
     ) -> Result<Self> {
         let d = factors[0].law.step;
-        let (base, mean, var) = total_cgf(factors, lambda);
-        let base0 = total_cgf(factors, 0.0).0;
+        // Each factor's cumulants at λ once, for the sum and for its own tilt below (the
+        // same values `total_cgf` adds, added in the same order).
+        let each: Vec<(f64, f64, f64)> = factors.iter().map(|f| cgf(f.law, lambda)).collect();
+        let (base, mean, var) = sum_cgf(factors, &each);
+        let at_zero = total_cgf(factors, 0.0);
+        let base0 = at_zero.0;
         let sd = var.sqrt().max(d);
         // One set of tables for every Chernoff bound of this window.
         let cum = Cumulants::new(factors);
@@ -698,7 +707,7 @@ impl TiltedSum {
                 l -= z * sd;
                 z *= 1.5;
             }
-            let (_, m0, v0) = total_cgf(factors, 0.0);
+            let (_, m0, v0) = at_zero;
             h = h.max(chernoff_level(&cum, 0.0, base0, ln_abs_hi, true, m0, v0));
         }
         let w_lo = (l / d).floor() as i64 - 1;
@@ -733,8 +742,7 @@ impl TiltedSum {
         let mut twiddles: Option<Twiddles> = None;
         let mut shift: i128 = 0;
         let mut ln_margin = 0.0;
-        for f in factors {
-            let (lm, m1, _) = cgf(f.law, lambda);
+        for (f, &(lm, m1, _)) in factors.iter().zip(&each) {
             let c_i = (m1 / d).round() as i64;
             shift += f.count as i128 * c_i as i128;
             for z in buf.iter_mut() {

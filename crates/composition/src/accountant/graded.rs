@@ -381,6 +381,7 @@ mod tests {
             "graded {g:?} wider than one-step {u:?}"
         );
     }
+
     /// Mixtures of the same two subsampled Gaussians at different weights are graded
     /// alike, from their parts (so that they share the parts' cells), with a fraction of
     /// the one-step cells; each one's two lattices hold its exact δ(ε), the same mixture

@@ -231,10 +231,14 @@ impl LossLaw for RevealedMixture {
     }
 }
 
-/// Chunks of cells a [`SharedPart`] remembers: a few laws' worth (a law's cells come in
-/// chunks of 16384), enough for the groups of one lattice cell, which are consecutive in a
-/// schedule's list and share their parts and their range.
-const SHARED_CHUNKS: usize = 16;
+/// Most cells a [`SharedPart`] remembers (its latest calls, the oldest dropped first):
+/// the calls of one law (a law's cells come in chunks of 16384; its graded cells and its
+/// blocks' in a few), enough for the groups of one lattice cell, which are consecutive in
+/// a schedule's list and share their parts and their range (a quarter of this, 65 536,
+/// measured a fifth slower on 1e4 segments: a law's calls did not all fit). At most about
+/// 6 MB a part; what is held is at most the parts' last cells, which the bin budget
+/// bounds.
+const SHARED_CELLS: usize = 1 << 18;
 
 /// The memo of a [`SharedPart`]: a call's edges (compared in full: bit for bit the same
 /// grid), and its cells.
@@ -243,7 +247,7 @@ type CellMemo = std::collections::VecDeque<(Vec<f64>, Arc<Vec<(f64, f64)>>)>;
 /// A part law shared by several [`RevealedMixture`]s (a schedule's lattice law, a part of
 /// every mixture group of its two cells), whose `cells` are computed once for all of
 /// them: each call's result is remembered under its edges, the latest
-/// [`SHARED_CHUNKS`] kept. Every other method is the law's own, and a remembered call
+/// `SHARED_CELLS` cells kept. Every other method is the law's own, and a remembered call
 /// returns exactly what the law returns, so a mixture built of shared parts is the same
 /// law to the bit (a schedule's groups of one cell then cost one part's cells, not one
 /// per group).
@@ -294,8 +298,12 @@ impl LossLaw for SharedPart {
         }
         let v = Arc::new(self.0.law.cells(edges));
         let mut memo = self.0.memo.lock().unwrap_or_else(|e| e.into_inner());
-        if memo.len() >= SHARED_CHUNKS {
-            memo.pop_front();
+        let mut held: usize = memo.iter().map(|(_, v)| v.len()).sum::<usize>() + v.len();
+        while held > SHARED_CELLS {
+            let Some((_, old)) = memo.pop_front() else {
+                break;
+            };
+            held -= old.len();
         }
         memo.push_back((edges.to_vec(), v.clone()));
         (*v).clone()

@@ -309,6 +309,15 @@ mod tests {
         assert_eq!(tilt(&parts, Focus::Uniform), 0.0);
     }
 
+    /// The closed-form δ(ε) of one use of the Poisson-subsampled Gaussian (remove
+    /// direction, shift μ, rate q): with y* where the loss is ε,
+    /// `δ = P(Y > y*) − e^ε Q(Y > y*)`.
+    fn one_use_delta(mu: f64, q: f64, eps: f64) -> f64 {
+        let sf = |x: f64| densities::normal::ln_cdf(-x).exp();
+        let y = ((eps.exp_m1() + q).ln() - q.ln() + 0.5 * mu * mu) / mu;
+        (1.0 - q) * sf(y) + q * sf(y - mu) - eps.exp() * sf(y)
+    }
+
     /// `δ(ε)` of a lattice: `Σ p_j (1 − e^{ε − x_j})_+ + P(+∞)`.
     fn lattice_delta(l: &super::super::Lattice, eps: f64) -> f64 {
         let fin: f64 = l
@@ -328,7 +337,6 @@ mod tests {
     fn graded_cells_keep_both_sides_and_the_width_with_a_fraction_of_the_cells() {
         use super::super::subsampled::{Base, Direction, SubsampledLaw};
         use super::super::{eps_at, Accountant, EpsQuestion, Lattice};
-        use densities::normal::ln_cdf;
         let (mu, q, d, t, bins) = (1.25f64, 1e-3f64, 2e-5, -40.0, 1usize << 22);
         let law = SubsampledLaw::new(Base::Gaussian, mu, q, Direction::Remove).unwrap();
         let ln_delta = -6.0 * std::f64::consts::LN_10;
@@ -346,10 +354,7 @@ mod tests {
         let up = Lattice::pessimistic_from(&law, &graded, t, bins).unwrap();
         let lo = Lattice::optimistic_from(&law, &graded, t, bins).unwrap();
         for eps in [1e-4f64, 1e-3, 0.01, 0.1, 0.5, 1.0, 2.0, 3.0] {
-            // One use: y* where the loss is ε; δ = P(Y > y*) − e^ε Q(Y > y*).
-            let y = ((eps.exp_m1() + q).ln() - q.ln() + 0.5 * mu * mu) / mu;
-            let sf = |x: f64| ln_cdf(-x).exp();
-            let truth = (1.0 - q) * sf(y) + q * sf(y - mu) - eps.exp() * sf(y);
+            let truth = one_use_delta(mu, q, eps);
             let (a, b) = (lattice_delta(&lo, eps), lattice_delta(&up, eps));
             assert!(a <= truth && truth <= b, "eps {eps}: {a} <= {truth} <= {b}");
             assert!(
@@ -391,7 +396,6 @@ mod tests {
         use super::super::revealed::{RevealedMixture, SharedPart, Side};
         use super::super::subsampled::{Base, Direction, SubsampledLaw};
         use super::super::Lattice;
-        use densities::normal::ln_cdf;
         let (q, d, t, bins) = (1e-3f64, 2e-5, -40.0, 1usize << 22);
         // Neighbours on a schedule's lattice (ρ near 0.8 %).
         let mus = [1.25f64, 1.24];
@@ -430,12 +434,8 @@ mod tests {
             let up = Lattice::pessimistic_from(&law, &graded, t, bins).unwrap();
             let lo = Lattice::optimistic_from(&law, &graded, t, bins).unwrap();
             for eps in [1e-3f64, 0.01, 0.1, 0.5, 1.0, 2.0, 3.0] {
-                let sf = |x: f64| ln_cdf(-x).exp();
-                let one = |mu: f64| {
-                    let y = ((eps.exp_m1() + q).ln() - q.ln() + 0.5 * mu * mu) / mu;
-                    (1.0 - q) * sf(y) + q * sf(y - mu) - eps.exp() * sf(y)
-                };
-                let truth = w * one(mus[0]) + (1.0 - w) * one(mus[1]);
+                let truth =
+                    w * one_use_delta(mus[0], q, eps) + (1.0 - w) * one_use_delta(mus[1], q, eps);
                 // Each lattice holds only on its mixture's side (module revealed).
                 match side {
                     Side::Upper => assert!(lattice_delta(&up, eps) >= truth, "eps {eps}"),

@@ -339,37 +339,16 @@ mod tests {
     use num_bigint::BigInt;
     use num_rational::BigRational;
 
-    /// A law whose every cell is `(lp, lm)`: the parts of the mixtures below.
+    /// The parts of the mixtures below: every cell `(lp, lm)` (`Fixed`), or the cell on
+    /// `(a, b)` is `(ln(b − a), a + b)`, the edges asked for counted (`ByEdges`: cells
+    /// that tell their edges apart).
     #[derive(Debug)]
-    struct FixedCell(f64, f64);
-
-    impl LossLaw for FixedCell {
-        fn atoms(&self) -> Vec<(f64, f64)> {
-            Vec::new()
-        }
-        fn ln_inf_mass(&self) -> f64 {
-            f64::NEG_INFINITY
-        }
-        fn continuous_range(&self, _: f64) -> Option<ContinuousRange> {
-            None
-        }
-        fn cell(&self, _: f64, _: f64) -> (f64, f64) {
-            (self.0, self.1)
-        }
-        fn loss_scale(&self) -> f64 {
-            1.0
-        }
-        fn grid_unit(&self) -> Option<f64> {
-            None
-        }
+    enum TestCell {
+        Fixed(f64, f64),
+        ByEdges(std::sync::atomic::AtomicUsize),
     }
 
-    /// A law whose cell on `(a, b)` is `(ln(b − a), a + b)`, counting the edges it has
-    /// been asked for: a part whose cells tell their edges apart.
-    #[derive(Debug, Default)]
-    struct Counted(std::sync::atomic::AtomicUsize);
-
-    impl LossLaw for Counted {
+    impl LossLaw for TestCell {
         fn atoms(&self) -> Vec<(f64, f64)> {
             Vec::new()
         }
@@ -380,8 +359,13 @@ mod tests {
             None
         }
         fn cell(&self, a: f64, b: f64) -> (f64, f64) {
-            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            ((b - a).ln(), a + b)
+            match self {
+                TestCell::Fixed(lp, lm) => (*lp, *lm),
+                TestCell::ByEdges(n) => {
+                    n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    ((b - a).ln(), a + b)
+                }
+            }
         }
         fn loss_scale(&self) -> f64 {
             1.0
@@ -397,8 +381,8 @@ mod tests {
         // ends and count but one inner edge apart must not be confused (a memo keyed on
         // the ends alone fails here), and the mixtures of one grid ask the shared part
         // once.
-        let shared = super::SharedPart::new(Box::new(Counted::default()));
-        let other = super::SharedPart::new(Box::new(FixedCell(-1.0, -2.0)));
+        let shared = super::SharedPart::new(Box::new(TestCell::ByEdges(Default::default())));
+        let other = super::SharedPart::new(Box::new(TestCell::Fixed(-1.0, -2.0)));
         let grids: [&[f64]; 2] = [&[0.0, 0.1, 0.2, 0.3], &[0.0, 0.15, 0.2, 0.3]];
         for side in [Side::Upper, Side::Lower] {
             for w in [0.2, 0.7, 0.9] {
@@ -411,8 +395,11 @@ mod tests {
                 );
                 let fresh = RevealedMixture::new(
                     vec![
-                        (w, Box::new(Counted::default()) as Box<dyn LossLaw>),
-                        (1.0 - w, Box::new(FixedCell(-1.0, -2.0))),
+                        (
+                            w,
+                            Box::new(TestCell::ByEdges(Default::default())) as Box<dyn LossLaw>,
+                        ),
+                        (1.0 - w, Box::new(TestCell::Fixed(-1.0, -2.0))),
                     ],
                     side,
                 );
@@ -432,7 +419,7 @@ mod tests {
         // Six mixtures on two grids of three cells: each grid's cells computed once.
         assert_eq!(shared.0.law.cells(&[0.0, 1.0]).len(), 1);
         let inner = format!("{:?}", shared.0.law);
-        assert!(inner.contains("Counted(7)"), "{inner}");
+        assert!(inner.contains("ByEdges(7)"), "{inner}");
     }
 
     /// `e^x` enclosed, `(lower, upper)`, as rationals.
@@ -479,7 +466,9 @@ mod tests {
                 let mix = RevealedMixture::new(
                     parts
                         .iter()
-                        .map(|&(w, lp, lm)| (w, Box::new(FixedCell(lp, lm)) as Box<dyn LossLaw>))
+                        .map(|&(w, lp, lm)| {
+                            (w, Box::new(TestCell::Fixed(lp, lm)) as Box<dyn LossLaw>)
+                        })
                         .collect(),
                     side,
                 );

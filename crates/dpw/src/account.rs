@@ -234,8 +234,8 @@ impl AccountRequest {
                     MAX_EXACT_LAWS,
                     // The lower mixtures' slack (§2.8): 1e-4 of the δ asked (the
                     // profile range it allows cuts more from the lower end than the
-                    // slack's own ε costs, about 1e-4/λ; a millionth measured 4e-5
-                    // wider on 1e4 segments), or the default for a δ or power asked.
+                    // slack's own ε costs, about 1e-4/λ; a millionth measured 3e-5 of
+                    // ε wider on 1e4 segments), or the default for a δ or power asked.
                     match self.query {
                         Query::Delta(d) => 1e-4 * d,
                         _ => DEFAULT_SLACK,

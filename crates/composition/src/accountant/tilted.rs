@@ -735,9 +735,9 @@ impl TiltedSum {
         let mut powerr = vec![0.0f64; n]; // Σ c 2u(|ln|A|| + |arg A| + 2)
         let mut buf = vec![Complex::new(0.0, 0.0); n];
         // The frequencies not yet negligible (`lmag ≥ −800`), ascending: after a factor
-        // used thousands of times, a few thousand of the window's n; the passes below
-        // visit only these (each skipped the others at once), and the selection pass's
-        // values are kept beside them rather than in an array of n per factor.
+        // used thousands of times, most of the window's n are not; the passes below visit
+        // only these, and the selection pass's values are kept beside them rather than in
+        // an array of n per factor.
         let mut alive: Vec<usize> = (0..n).collect();
         let mut twiddles: Option<Twiddles> = None;
         let mut shift: i128 = 0;
@@ -837,9 +837,7 @@ impl TiltedSum {
             }
             let e_dir = 10.0 * U * l1 + v_err;
             // A frequency already below e^{−800} stays negligible (every later factor has
-            // |A| ≤ 1 + e): it is left dead, its magnitude not even computed (after a
-            // factor used thousands of times, most of the spectrum): only `alive` is
-            // visited.
+            // |A| ≤ 1 + e): it is left dead (out of `alive`), its magnitude not computed.
             for (pos, &k) in alive.iter().enumerate() {
                 let z = &buf[k];
                 let e = if !exact.is_empty() && exact[k] {

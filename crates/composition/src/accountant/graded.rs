@@ -356,7 +356,13 @@ mod tests {
         for eps in [1e-4f64, 1e-3, 0.01, 0.1, 0.5, 1.0, 2.0, 3.0] {
             let truth = one_use_delta(mu, q, eps);
             let (a, b) = (lattice_delta(&lo, eps), lattice_delta(&up, eps));
-            assert!(a <= truth && truth <= b, "eps {eps}: {a} <= {truth} <= {b}");
+            // 1e-13 relative: the two sums' own rounding here (the upper side's cut now
+            // charges the tail's mass itself, and meets the closed form to 5e-17).
+            let slack = 1e-13 * truth;
+            assert!(
+                a <= truth + slack && truth <= b + slack,
+                "eps {eps}: {a} <= {truth} <= {b}"
+            );
             assert!(
                 b < truth * 1.01 + 1e-16,
                 "eps {eps}: upper {b} against {truth}"
@@ -388,8 +394,9 @@ mod tests {
     }
 
     /// Mixtures of the same two subsampled Gaussians at different weights are graded
-    /// alike, from their parts (so that they share the parts' cells), with a fraction of
-    /// the one-step cells; each one's two lattices hold its exact δ(ε), the same mixture
+    /// alike, from their parts (so that they share the parts' cells), with under an
+    /// eighth of the one-step cells (the range cut at the tail's mass, §2.6: 19295 of
+    /// 180289); each one's two lattices hold its exact δ(ε), the same mixture
     /// of the parts' closed forms, at every ε (one use), the coarse tail included.
     #[test]
     fn mixtures_of_the_same_parts_share_one_graded_grid_and_hold_their_delta() {
@@ -426,7 +433,7 @@ mod tests {
             let graded = blocks.graded(&law, lam).unwrap();
             let uniform = GridCells::new(&law, d, t, bins, f64::INFINITY).unwrap();
             assert!(
-                graded.len() * 10 < uniform.len(),
+                graded.len() * 8 < uniform.len(),
                 "{} cells of {} lam {lam}",
                 graded.len(),
                 uniform.len()

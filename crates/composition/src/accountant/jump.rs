@@ -32,7 +32,7 @@ use super::fft::U;
 use super::lattice::Lattice;
 use super::law::log_add;
 use super::tilted::{self, Factor};
-use super::{compose, tighter, Composed};
+use super::{compose, tighter, Composed, Plan};
 use crate::error::Result;
 
 /// `ln Σ e^{x_i}` of terms given in log space (`−∞` for none).
@@ -564,7 +564,14 @@ impl Split {
             let top = tilted::max_loss(&body_factors);
             match body_lam {
                 Some(lam) => (
-                    Some(compose(&body_factors, lam, max_bins, upper, ln_tail)?),
+                    Some(compose(
+                        &body_factors,
+                        lam,
+                        max_bins,
+                        upper,
+                        ln_tail,
+                        Plan::Largest,
+                    )?),
                     top,
                 ),
                 None => (None, top),
@@ -607,7 +614,7 @@ impl Split {
             } else if rest.iter().any(|f| !nonempty(f.law)) {
                 continue; // the others have no body mass: this term is 0
             } else {
-                let comp = compose(&rest, 0.0, max_bins, upper, ln_tail)?;
+                let comp = compose(&rest, 0.0, max_bins, upper, ln_tail, Plan::Largest)?;
                 match Hockey::new(&comp) {
                     Some(h) => Rest::Window(h),
                     None => return Ok(None),
@@ -633,11 +640,16 @@ impl Split {
                     // Optional: where its window does not fit the budget, the other
                     // bounds stand alone.
                     match best.and_then(|(e, _)| tilted::saddle(&rest_factors(i), e)) {
-                        Some(lam) if lam > 0.0 => {
-                            compose(&rest_factors(i), lam, max_bins, upper, ln_tail)
-                                .ok()
-                                .map(|comp| TiltedHockey::new(&comp))
-                        }
+                        Some(lam) if lam > 0.0 => compose(
+                            &rest_factors(i),
+                            lam,
+                            max_bins,
+                            upper,
+                            ln_tail,
+                            Plan::Largest,
+                        )
+                        .ok()
+                        .map(|comp| TiltedHockey::new(&comp)),
                         _ => None,
                     }
                 }
@@ -807,7 +819,7 @@ mod tests {
         let exact = exact_ln_g(&lat, 3, &es);
         for lam in [0.5, 2.0, 4.0] {
             for upper in [false, true] {
-                let comp = compose(&f, lam, 1 << 22, upper, -200.0).unwrap();
+                let comp = compose(&f, lam, 1 << 22, upper, -200.0, Plan::Largest).unwrap();
                 hockey_against(&comp, &es, &exact, upper, 3.0, &format!("λ {lam}"));
             }
         }
@@ -1014,7 +1026,7 @@ mod tests {
         for at in [0.3, 1.0, 2.0] {
             let lam = tilted::saddle(&f, at).unwrap();
             for upper in [false, true] {
-                let comp = compose(&f, lam, 1 << 22, upper, -200.0).unwrap();
+                let comp = compose(&f, lam, 1 << 22, upper, -200.0, Plan::Largest).unwrap();
                 let (n, w) = hockey_against(&comp, &es, &exact, upper, 2.5, &format!("at {at}"));
                 tight += n;
                 worst = worst.max(w);

@@ -127,7 +127,7 @@ const CGF_BLOCK_SPAN: f64 = 40.0;
 /// bound tails far below the answers (docs/accountant.md §5).
 pub(crate) struct Cumulants<'a> {
     factors: &'a [Factor<'a>],
-    tables: Vec<BlockTable>,
+    tables: std::sync::Arc<Vec<BlockTable>>,
 }
 
 /// One lattice's table: per block `(first index, M_b, first and end positions in the
@@ -164,13 +164,29 @@ impl<'a> Cumulants<'a> {
                 (blocks, w)
             })
             .collect();
-        Self { factors, tables }
+        Self {
+            factors,
+            tables: std::sync::Arc::new(tables),
+        }
+    }
+
+    /// The same tables for `factors`: the same laws, in the same order, at other counts
+    /// (a stage of `m` uses: a window's cost estimated before it is composed).
+    pub(crate) fn for_counts<'b>(&self, factors: &'b [Factor<'b>]) -> Cumulants<'b> {
+        debug_assert!(factors
+            .iter()
+            .zip(self.factors)
+            .all(|(a, b)| std::ptr::eq(a.law, b.law)));
+        Cumulants {
+            factors,
+            tables: self.tables.clone(),
+        }
     }
 
     /// `Σ c_i K_i(θ)` and its first two derivatives, as [`total_cgf`].
     pub(crate) fn total(&self, theta: f64) -> (f64, f64, f64) {
         let mut out = (0.0, 0.0, 0.0);
-        for (f, (blocks, w)) in self.factors.iter().zip(&self.tables) {
+        for (f, (blocks, w)) in self.factors.iter().zip(self.tables.iter()) {
             let law = f.law;
             let d = law.step;
             if theta.abs() * d * CGF_BLOCK as f64 > CGF_BLOCK_SPAN {

@@ -16,7 +16,7 @@ use super::fft::U;
 use super::graded::Focus;
 use super::lattice::{GridCells, Lattice};
 use super::tilted;
-use super::{compose, Accountant};
+use super::{compose, Accountant, Plan};
 use crate::error::{out_of_range, Result};
 use densities::outward;
 
@@ -42,7 +42,7 @@ impl Accountant {
             let tail = self.ln_tail(LN_TAIL_MASS + 12.0);
             let lats = self.side_lattices(grids, upper, tail)?;
             let factors = self.factors(&lats);
-            let c = compose(&factors, 0.0, self.max_bins, upper, tail)?;
+            let c = compose(&factors, 0.0, self.max_bins, upper, tail, Plan::Largest)?;
             Ok(c.sum.untilted_lattice(upper, c.ln_inf))
         })
     }

@@ -822,9 +822,14 @@ fn compose(
 ) -> Result<Composed> {
     let d = factors[0].law.step;
     let vars: Vec<f64> = factors.iter().map(|f| tilted::cgf(f.law, lam).2).collect();
+    let alias = if plan == Plan::Cheapest {
+        tilted::LN_ALIAS_SADDLE
+    } else {
+        tilted::LN_ALIAS
+    };
     let plan = stage_plan(factors, lam, &vars, plan);
     let Some(ms) = plan else {
-        let sum = TiltedSum::for_side(factors, lam, max_bins, f64::INFINITY, upper)?;
+        let sum = TiltedSum::for_side(factors, lam, max_bins, f64::INFINITY, upper, alias)?;
         return Ok(Composed {
             sum,
             ln_inf: tilted::ln_inf_total(factors, upper),
@@ -861,7 +866,7 @@ fn compose(
         let (base0, _, _) = tilted::total_cgf(&f, 0.0);
         // The mass above the stage's window goes to +∞, where q copies charge it to δ
         // directly: keep it below the laws' own truncation target over q copies.
-        let s = TiltedSum::for_side(&f, lam, stage_cap, ln_tail - (q as f64).ln(), upper)?;
+        let s = TiltedSum::for_side(&f, lam, stage_cap, ln_tail - (q as f64).ln(), upper, alias)?;
         let (wl, _) = s.range();
         let ln_below = tilted::ln_chernoff(&f, 0.0, base0, wl, false);
         let lat = s.to_lattice(upper, tilted::ln_inf_total(&f, upper), ln_below);
@@ -889,7 +894,7 @@ fn compose(
         .iter()
         .map(|(l, c)| Factor { law: l, count: *c })
         .collect();
-    let sum = TiltedSum::for_side(&cf, lam, max_bins, f64::INFINITY, upper)?;
+    let sum = TiltedSum::for_side(&cf, lam, max_bins, f64::INFINITY, upper, alias)?;
     Ok(Composed {
         sum,
         ln_inf: tilted::ln_inf_total(&cf, upper),
@@ -936,7 +941,7 @@ fn stage_plan(factors: &[Factor], lam: f64, vars: &[f64], plan: Plan) -> Option<
             law: f.law,
             count: m,
         }];
-        tilted::window_span(&cum.for_counts(&one), lam)
+        tilted::window_span(&cum.for_counts(&one), lam, tilted::LN_ALIAS_SADDLE)
     };
     let total = span(f.count);
     let per_sd = vars[0].sqrt().max(d) / d;
@@ -1399,7 +1404,8 @@ fn economical_tilt(
     let vars: Vec<f64> = factors.iter().map(|f| tilted::cgf(f.law, b).2).collect();
     if b < lam_s
         && fits_directly(factors, &vars)
-        && tilted::window_span(&cum, b) <= 0.5 * tilted::window_span(&cum, lam_s)
+        && tilted::window_span(&cum, b, tilted::LN_ALIAS)
+            <= 0.5 * tilted::window_span(&cum, lam_s, tilted::LN_ALIAS_SADDLE)
     {
         (b, gap)
     } else {

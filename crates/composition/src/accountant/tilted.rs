@@ -656,15 +656,22 @@ fn direct_dft(entries: &[(usize, f64)], k: usize, n: usize, tw: &Twiddles) -> Co
 const DIRECT_DFT_ABOVE: f64 = 1e-8;
 
 /// Tail target of the window, as a natural logarithm of tilted mass.
-const LN_ALIAS: f64 = -50.0;
+pub(crate) const LN_ALIAS: f64 = -50.0;
+
+/// The tail target of a window tilted at the saddle point of a single law's ε search
+/// ([`super::compose`]'s cheapest plan): there the tilted tail at ε, `T(ε)`, is of order
+/// `1/(λ·sd)` (1e-2–1e-4), so tails of `e^{−30}` (charged on their side, as any) move δ by
+/// under 1e-9 of itself, and the window is shorter by the jumps a long thin upper tail
+/// adds at `e^{−50}` (DP-SGD at q = 1e-4, σ = 0.8: 30 % of the bins).
+pub(crate) const LN_ALIAS_SADDLE: f64 = -30.0;
 
 /// The loss range a window tilted at `lambda` spans (without its extension for an
 /// untilted tail, [`TiltedSum::with_abs_tail`]'s `ln_abs_hi`): between the Chernoff levels
-/// where each tilted tail is `e^{−50}`. A cost estimate, before any transform.
-pub(crate) fn window_span(cum: &Cumulants, lambda: f64) -> f64 {
+/// where each tilted tail is `e^{ln_alias}`. A cost estimate, before any transform.
+pub(crate) fn window_span(cum: &Cumulants, lambda: f64, ln_alias: f64) -> f64 {
     let (base, mean, var) = cum.total(lambda);
-    let l = chernoff_level(cum, lambda, base, LN_ALIAS, false, mean, var);
-    let h = chernoff_level(cum, lambda, base, LN_ALIAS, true, mean, var);
+    let l = chernoff_level(cum, lambda, base, ln_alias, false, mean, var);
+    let h = chernoff_level(cum, lambda, base, ln_alias, true, mean, var);
     h - l
 }
 
@@ -678,14 +685,17 @@ impl TiltedSum {
     /// As [`Self::new`] for one side of a bracket (`upper`): the tilted masses' rounding
     /// is charged to the masses, raised or lowered, instead of to the transform's error
     /// bound (which every bin of the window then carries).
+    /// `ln_alias`: the tilted mass each of the window's tails may leave out (its bound is
+    /// charged either way; [`LN_ALIAS`] but for windows at a saddle, [`LN_ALIAS_SADDLE`]).
     pub(crate) fn for_side(
         factors: &[Factor],
         lambda: f64,
         max_len: usize,
         ln_abs_hi: f64,
         upper: bool,
+        ln_alias: f64,
     ) -> Result<Self> {
-        Self::with_abs_tail(factors, lambda, max_len, ln_abs_hi, Some(upper))
+        Self::with_alias(factors, lambda, max_len, ln_abs_hi, Some(upper), ln_alias)
     }
 
     /// As [`Self::new`], with the window also extended upwards until the *untilted* mass
@@ -700,6 +710,19 @@ impl TiltedSum {
         ln_abs_hi: f64,
         side: Option<bool>,
     ) -> Result<Self> {
+        Self::with_alias(factors, lambda, max_len, ln_abs_hi, side, LN_ALIAS)
+    }
+
+    /// As [`Self::with_abs_tail`], each tail of the window leaving out at most
+    /// `e^{ln_alias}` of the tilted mass (charged to its side, §5).
+    fn with_alias(
+        factors: &[Factor],
+        lambda: f64,
+        max_len: usize,
+        ln_abs_hi: f64,
+        side: Option<bool>,
+        ln_alias: f64,
+    ) -> Result<Self> {
         let d = factors[0].law.step;
         // Each factor's cumulants at λ once, for the sum and for its own tilt below (the
         // same values `total_cgf` adds, added in the same order).
@@ -711,13 +734,13 @@ impl TiltedSum {
         // One set of tables for every Chernoff bound of this window.
         let cum = Cumulants::new(factors);
         // Window ends by Chernoff bounds: the nearest ends whose tail bound is e^{−50}.
-        let mut l = chernoff_level(&cum, lambda, base, LN_ALIAS, false, mean, var);
-        let mut h = chernoff_level(&cum, lambda, base, LN_ALIAS, true, mean, var);
+        let mut l = chernoff_level(&cum, lambda, base, ln_alias, false, mean, var);
+        let mut h = chernoff_level(&cum, lambda, base, ln_alias, true, mean, var);
         if ln_abs_hi.is_finite() {
             // The untilted mass below the window is moved up to its lowest bin: keep its
             // tilted weight e^{λl − K}·P(S ≤ l) as small as the tilted tails.
             let mut z = 1.0;
-            while ln_chernoff_in(&cum, 0.0, base0, l, false) + lambda * l - base > LN_ALIAS
+            while ln_chernoff_in(&cum, 0.0, base0, l, false) + lambda * l - base > ln_alias
                 && z < 1e6
             {
                 l -= z * sd;

@@ -913,7 +913,7 @@ fn compose(
 /// step, for `m` from the largest down by fourths. The fine grid resolves one use, and a
 /// composition of many is `√T` times wider: stages of about `√T` uses keep both windows
 /// short (DP-SGD at q = 1e-3, σ = 2, T = 1e5: 472k bins in one window, about 60k in
-/// stages). Stages are taken where they cost less than half the one window (their
+/// stages). Stages are taken where they cost under two thirds of the one window (their
 /// re-discretisation widens the bracket a little, docs/accountant.md §6).
 fn stage_plan(factors: &[Factor], lam: f64, vars: &[f64], plan: Plan) -> Option<Vec<u64>> {
     if plan == Plan::OneWindow || factors.iter().all(|f| f.count == 1) {
@@ -961,7 +961,7 @@ fn stage_plan(factors: &[Factor], lam: f64, vars: &[f64], plan: Plan) -> Option<
         m_c /= 4;
     }
     match best {
-        Some((cost, m)) if !fits || 2.0 * cost < total / d => Some(vec![m]),
+        Some((cost, m)) if !fits || 1.5 * cost < total / d => Some(vec![m]),
         _ if fits => None,
         _ => Some(largest),
     }

@@ -946,8 +946,14 @@ fn stage_plan(factors: &[Factor], lam: f64, vars: &[f64], plan: Plan) -> Option<
     let total = span(f.count);
     let per_sd = vars[0].sqrt().max(d) / d;
     let mut best: Option<(f64, u64)> = None;
-    let mut m_c = largest[0];
-    while m_c >= MIN_STAGE && m_c < f.count {
+    // From the largest stage a window allows (a quarter of the count when that is all
+    // of it) down by fourths.
+    let mut m_c = if largest[0] < f.count {
+        largest[0]
+    } else {
+        f.count / 4
+    };
+    while m_c >= MIN_STAGE {
         let m = stage_size(f.count, m_c);
         let rem = f.count % m;
         let r = coarse_ratio(per_sd, m);

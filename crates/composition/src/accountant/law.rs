@@ -194,7 +194,15 @@ pub(crate) fn bracket_root(left: impl Fn(f64) -> bool, y0: f64, lo: f64, hi: f64
             h *= 16.0;
         }
     }
-    for _ in 0..120 {
+    let (a, b) = bisect(left, a, b, 120);
+    0.5 * (a + b)
+}
+
+/// `[a, b]` narrowed by at most `steps` halvings, keeping `left(a)` and `!left(b)` as
+/// they were (`left` monotone), until the two ends are adjacent floats.
+pub(crate) fn bisect(left: impl Fn(f64) -> bool, a: f64, b: f64, steps: usize) -> (f64, f64) {
+    let (mut a, mut b) = (a, b);
+    for _ in 0..steps {
         let m = 0.5 * (a + b);
         if m <= a || m >= b {
             break;
@@ -205,7 +213,7 @@ pub(crate) fn bracket_root(left: impl Fn(f64) -> bool, y0: f64, lo: f64, hi: f64
             b = m;
         }
     }
-    0.5 * (a + b)
+    (a, b)
 }
 
 /// The kept range of a monotone law from the losses `l1`, `l2` at the two ends of the

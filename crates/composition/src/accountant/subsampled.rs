@@ -12,7 +12,7 @@
 //! the closed-form CDFs).
 
 use super::law::{
-    bracket_root, cell_in_output, log_add, range_from_ends, ContinuousRange, LossLaw,
+    bisect, bracket_root, cell_in_output, log_add, range_from_ends, ContinuousRange, LossLaw,
 };
 use crate::error::{out_of_range, Result};
 use densities::normal::ln_cdf;
@@ -356,23 +356,11 @@ impl SubsampledLaw {
         if !holds(y_max) {
             return y_max;
         }
-        let (mut a, mut b) = (-y_max, y_max);
-        if holds(a) {
-            return a;
+        if holds(-y_max) {
+            return -y_max;
         }
-        // Invariant: `holds(b)`, not `holds(a)`.
-        for _ in 0..80 {
-            let m = 0.5 * (a + b);
-            if m <= a || m >= b {
-                break;
-            }
-            if holds(m) {
-                b = m;
-            } else {
-                a = m;
-            }
-        }
-        b
+        // Not `holds` left of the end, `holds` at it: the right end is kept.
+        bisect(|y| !holds(y), -y_max, y_max, 80).1
     }
 
     fn ln_q_cdf(&self, y: f64) -> f64 {

@@ -1530,8 +1530,12 @@ fn eps_tilted(factors: &[Factor], q: &EpsQuestion, center: f64) -> Result<(f64, 
         // well), and at least twice the last tilt that missed its gap.
         let (lam, gap_ok) = economical_tilt(factors, center, q, lam, floor);
         floor = 2.0 * lam;
+        // Laws with a log-convex tail (bounded noise near its edge) keep the fixed plan:
+        // their tilted stages pile up (§4.1), and the split's checks are tuned to it.
         let plan = if gap_ok > 0.0 {
             Plan::OneWindow
+        } else if q.jumps {
+            Plan::Largest
         } else {
             Plan::Cheapest
         };

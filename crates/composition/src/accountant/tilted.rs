@@ -26,6 +26,7 @@
 use super::fft::U;
 use super::lattice::Lattice;
 use super::law::{ln_round, log_add};
+use super::pages::filled;
 use crate::error::{out_of_range, Result};
 use densities::outward;
 use rustfft::num_complex::Complex;
@@ -768,11 +769,12 @@ impl TiltedSum {
         super::work::charge(n as u64 * (factors.len() as u64 + 1))?;
         let (fwd, inv) = super::fft::forward_inverse(n);
         let e_fft = super::fft::eta(n);
-        let mut acc = vec![Complex::new(0.0, 0.0); n]; // Σ c (ln|A| + i arg A)
-        let mut lmag = vec![0.0f64; n]; // Σ c ln(|A| + e)
-        let mut ratio = vec![0.0f64; n]; // Σ c e/(|A| + e)
-        let mut powerr = vec![0.0f64; n]; // Σ c 2u(|ln|A|| + |arg A| + 2)
-        let mut buf = vec![Complex::new(0.0, 0.0); n];
+        // Written, not calloc'ed, and on huge pages where offered (`pages`).
+        let mut acc = filled(n, Complex::new(0.0, 0.0)); // Σ c (ln|A| + i arg A)
+        let mut lmag = filled(n, 0.0f64); // Σ c ln(|A| + e)
+        let mut ratio = filled(n, 0.0f64); // Σ c e/(|A| + e)
+        let mut powerr = filled(n, 0.0f64); // Σ c 2u(|ln|A|| + |arg A| + 2)
+        let mut buf = filled(n, Complex::new(0.0, 0.0));
         // The frequencies not yet negligible (`lmag ≥ −800`), ascending: after a factor
         // used thousands of times, most of the window's n are not; the passes below visit
         // only these, and the selection pass's values are kept beside them rather than in
@@ -931,7 +933,7 @@ impl TiltedSum {
         inv.process(&mut buf);
         let nf = n as f64;
         let err_bin = err_sum / nf + e_fft * abs_sum / nf + 4.0 * U;
-        let mut values = vec![0.0; n];
+        let mut values = filled(n, 0.0);
         // Window bin J ↔ circular position (J − shift) mod n.
         for (t, v) in values.iter_mut().enumerate() {
             let j = w_lo as i128 + t as i128;

@@ -1988,6 +1988,9 @@ mod root_tests {
     use super::narrow_root;
     use std::cell::Cell;
 
+    /// A function, its bracket's ends and its root.
+    type Case = (Box<dyn Fn(f64) -> f64>, f64, f64, f64);
+
     /// Narrows `f` on `[a, b]`, counting its evaluations.
     fn narrowed(f: &dyn Fn(f64) -> f64, a: f64, b: f64) -> ((f64, f64), usize) {
         let n = Cell::new(0usize);
@@ -2009,7 +2012,7 @@ mod root_tests {
     #[test]
     fn the_bracket_closes_on_curved_roots_in_a_handful_of_passes() {
         // (f, a, b, root): convex and concave decreasing, roots set in closed form.
-        let cases: Vec<(Box<dyn Fn(f64) -> f64>, f64, f64, f64)> = vec![
+        let cases: Vec<Case> = vec![
             (
                 Box::new(|x: f64| (-8.0 * x).exp() - 0.3),
                 0.0,

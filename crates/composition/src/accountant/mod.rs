@@ -1709,39 +1709,35 @@ fn eps_split(factors: &[Factor], q: &EpsQuestion, hint: f64, at_level: Level) ->
 /// fall under the target although δ itself is far above it.
 fn root_from(f: &dyn Fn(f64) -> f64, start: f64, step: f64, top: f64) -> Option<(f64, f64)> {
     let mut w = step;
-    let (mut a, mut b);
+    // Each value is kept with its point, for the narrowing.
+    let (mut a, mut b, mut fa, mut fb);
     let f0 = f(start);
-    let (fa, fb);
     if f0 > 0.0 {
-        a = start;
-        let mut fa_ = f0;
+        (a, fa) = (start, f0);
         b = (a + w).min(top);
-        let mut fb_ = f(b);
-        while fb_ > 0.0 {
+        fb = f(b);
+        while fb > 0.0 {
             if b >= top {
                 return None;
             }
-            (a, fa_) = (b, fb_);
+            (a, fa) = (b, fb);
             w *= 2.0;
             b = (a + w).min(top);
-            fb_ = f(b);
+            fb = f(b);
         }
-        (fa, fb) = (fa_, fb_);
     } else {
-        b = start;
-        let mut fb_ = f0;
+        (b, fb) = (start, f0);
         a = (b - w).max(0.0);
-        let mut fa_ = f(a);
-        while fa_ <= 0.0 {
+        fa = f(a);
+        while fa <= 0.0 {
             if a <= 0.0 {
                 return Some((0.0, 0.0));
             }
-            (b, fb_) = (a, fa_);
+            (b, fb) = (a, fa);
             w *= 2.0;
             a = (b - w).max(0.0);
-            fa_ = f(a);
+            fa = f(a);
         }
-        (fa, fb) = (fa_, fb_);
     }
     Some(narrow_root(f, a, b, fa, fb))
 }

@@ -664,6 +664,27 @@ fn epsilon_of(spec: &str, accuracy: f64, delta: f64) -> composition::accountant:
         .unwrap()
 }
 
+/// The first grid step of DP-SGD with few expected sampled uses (σ = 0.6, q = 1e-3,
+/// T = 3000 and 1e4: 3 and 10 of them, δ = 1e-6, the default accuracy 1e-4) is coarse
+/// enough that its bracket is within 7× of the accuracy asked, and still meets it. From the
+/// loss's standard deviation alone (set by its log-normal tail) the bracket came out
+/// 11.7× and 7.1× narrower than asked: a first step needlessly fine, its window 2–3×
+/// the bins. Fails if the step scale falls back to the standard deviation, and if it is
+/// so coarse that the accuracy is missed.
+#[test]
+fn few_sampled_uses_start_on_a_step_the_accuracy_needs() {
+    for t in ["3000", "1e4"] {
+        let a = epsilon_of(
+            &format!("subsampled-gaussian:sigma=0.6,q=1e-3,count={t}"),
+            1e-4,
+            1e-6,
+        );
+        let width = (a.upper - a.lower) / a.upper;
+        assert!(a.accuracy_met && width <= 1e-4, "T = {t}: {a:?}");
+        assert!(width >= 1e-4 / 7.0, "T = {t}: width {width:e}, {a:?}");
+    }
+}
+
 /// DP-SGD's usual question (q = 0.01, σ = 1, T = 1e4, δ = 1e-5; issue 14) against another
 /// library: Google's dp_accounting 0.6.0 (pip, in a virtualenv outside the repository), its
 /// privacy-loss-distribution accountant with add/remove neighbours (both directions),

@@ -38,6 +38,12 @@ pub trait LossLaw: Send + Sync + std::fmt::Debug {
     /// The scale on which the loss law varies (its standard deviation, or the width of
     /// its structure): the grid step is a fraction of the smallest scale in a list.
     fn loss_scale(&self) -> f64;
+    /// The scale the first grid step of a composition of `count` uses is a fraction of
+    /// (docs/accountant.md §6): [`Self::loss_scale`] unless the bracket's width is known to
+    /// answer to a wider one.
+    fn step_scale(&self, _count: u64) -> f64 {
+        self.loss_scale()
+    }
     /// A loss value that should be a grid point multiple (the atoms' spacing), if any.
     fn grid_unit(&self) -> Option<f64>;
     /// Whether the upper loss tail is log-convex somewhere (`ln P(L > y)` concave in y):

@@ -180,7 +180,7 @@ impl Accountant {
         self.parts.iter().map(|p| p.1 as f64).sum()
     }
 
-    /// Initial grid step: the smallest loss scale times `0.9·√(accuracy/0.4)` (the
+    /// Initial grid step: the smallest step scale ([`LossLaw::step_scale`]) times `0.9·√(accuracy/0.4)` (the
     /// bracket's relative width is about `0.4 (Δ/scale)²` for Gaussian losses), at most
     /// 1/4 of it, aligned to the first atom unit. A loose accuracy starts coarse: the
     /// refinement loop only ever makes the step finer, and many laws (bounded noise far in
@@ -202,7 +202,7 @@ impl Accountant {
         let s = self
             .parts
             .iter()
-            .map(|p| p.0.loss_scale())
+            .map(|p| p.0.step_scale(p.1))
             .fold(f64::INFINITY, f64::min);
         self.align(s * (0.9 * (acc / 0.4).sqrt()).min(0.25))
     }

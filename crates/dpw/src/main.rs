@@ -4,6 +4,8 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // One process, many windows: freed work arrays are reused, not returned (pages.rs).
+    composition::accountant::keep_freed_memory();
     let cli = match dpw::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() || std::env::args().len() == 1 => {

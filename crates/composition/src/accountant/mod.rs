@@ -67,6 +67,7 @@ pub use lattice::{GridCells, Lattice};
 pub use law::{
     BoundedNoiseLaw, ClippedLaplaceLaw, ContinuousRange, DiscreteLaw, GaussianLaw, LossLaw,
 };
+pub use pages::keep_freed_memory;
 pub use radius::{
     least_radius_bracket, least_radius_bracket_until, RadiusBracket, BEYOND_NAME, BUDGET_NAME,
 };

@@ -12,6 +12,26 @@
 //! only where the memory comes from, never a value: every number is the same to the bit
 //! with or without it.
 
+/// Asks the C allocator of this process (glibc) to keep freed memory for reuse instead
+/// of handing it back to the kernel, for a process that composes window after window:
+/// arrays up to 32 MiB (glibc's largest threshold) come from the heap rather than a fresh
+/// mapping each, the heap is not trimmed below 1 GiB, and it grows 256 MiB at a time.
+/// Freed work arrays then serve the next ones without the kernel zeroing new pages
+/// (measured at q = 1e-4, DP-SGD: 5–10 % less time, system time about halved, peak memory
+/// 0–50 MiB more). Meant for the `dpw` command, which calls it once at start; a library
+/// embedded in another program (the Python module) leaves that program's allocator alone.
+/// Changes where memory comes from, never a value. Elsewhere than glibc on Linux: nothing.
+pub fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters (thresholds in bytes); it is called
+    // before any other thread exists, and a refusal (return 0) leaves the defaults.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+        libc::mallopt(libc::M_TOP_PAD, 256 << 20);
+    }
+}
+
 /// Arrays this large or larger are advised as huge pages (a few 2 MiB pages at least).
 pub(crate) const HUGE_BYTES: usize = 8 << 20;
 

@@ -790,14 +790,14 @@ impl TiltedSum {
         // single term: the power is formed in the same pass as the terms, without the
         // four arrays (40 bytes a bin, most of a large window's fresh pages).
         let one = fuse && factors.len() == 1;
+        // The window's error terms (summed by the power pass, or by the fused one).
+        let mut err_sum = 0.0;
+        let mut abs_sum = 0.0;
         let sums = if one { 0 } else { n };
         let mut acc = filled(sums, Complex::new(0.0, 0.0)); // Σ c (ln|A| + i arg A)
         let mut lmag = filled(sums, 0.0f64); // Σ c ln(|A| + e)
         let mut ratio = filled(sums, 0.0f64); // Σ c e/(|A| + e)
         let mut powerr = filled(sums, 0.0f64); // Σ c 2u(|ln|A|| + |arg A| + 2)
-                                               // The sums' error terms over the window (the power pass's, or the fused one's).
-        let mut err_sum = 0.0;
-        let mut abs_sum = 0.0;
         let mut buf = filled(n, Complex::new(0.0, 0.0));
         // The frequencies not yet negligible (`lmag ≥ −800`), ascending: after a factor
         // used thousands of times, most of the window's n are not; the passes below visit

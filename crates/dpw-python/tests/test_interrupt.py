@@ -18,9 +18,10 @@ import dpw
         lambda: dpw.account(["bounded:family=power,alpha=2,radius=50,count=10"], epsilon=1.0, accuracy=1e-8),
         # The least-radius search at a tiny delta (tens of seconds uninterrupted).
         lambda: dpw.least_radius(100000, 1.0, 1e-250, accuracy=1e-6),
-        # The solver on DP-SGD at q = 1e-3 (ten seconds or more uninterrupted).
+        # The solver on DP-SGD at q = 1e-4, T = 1e6 (about 40 s uninterrupted on 2 cores;
+        # q = 1e-3, T = 1e5 had become a 1 s call, over before the signal).
         lambda: dpw.solve(
-            "subsampled-gaussian:sigma=?,q=1e-3,count=100000", epsilon=8.0, delta=1e-6, accuracy=1e-5
+            "subsampled-gaussian:sigma=?,q=1e-4,count=1000000", epsilon=2.0, delta=1e-6, accuracy=1e-5
         ),
     ],
     ids=["account", "least_radius", "solve"],

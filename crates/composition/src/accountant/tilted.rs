@@ -902,49 +902,9 @@ impl TiltedSum {
                 }
             }
             let e_dir = 10.0 * U * l1 + v_err;
-            if one {
-                // The terms and the power pass below in one: each sum is `0 + term`, formed
-                // as such, so every value is the general path's to the bit.
-                for (pos, &k) in alive.iter().enumerate() {
-                    let z = buf[k];
-                    let e = if !exact.is_empty() && exact[k] {
-                        e_dir
-                    } else {
-                        e
-                    };
-                    let kept = !seen.is_empty() && !exact.get(k).copied().unwrap_or(false);
-                    let (r, lr_e) = if kept {
-                        seen[pos]
-                    } else {
-                        let r = z.norm();
-                        (r, c * (r + e).ln())
-                    };
-                    let lm = 0.0 + lr_e;
-                    if lm < -800.0 {
-                        buf[k] = Complex::new(0.0, 0.0);
-                        continue;
-                    }
-                    let lr = r.ln();
-                    let th = z.im.atan2(z.re);
-                    let s = Complex::new(0.0 + c * lr, 0.0 + c * th);
-                    let rt = 0.0 + c * e / (r + e);
-                    let pe = 0.0 + c * 2.0 * U * (lr.abs().min(1e300) + th.abs() + 2.0);
-                    let mag = s.re.exp();
-                    let ph = s.im.rem_euclid(2.0 * std::f64::consts::PI);
-                    buf[k] = Complex::new(mag * ph.cos(), mag * ph.sin());
-                    abs_sum += mag;
-                    err_sum += lm.exp() * rt;
-                    if mag > 0.0 {
-                        err_sum += mag * (pe + 8.0 * U);
-                    }
-                }
-                ln_margin += c * 4.0 * U;
-                continue;
-            }
-            // A frequency already below e^{−800} stays negligible (every later factor has
-            // |A| ≤ 1 + e): it is left dead (out of `alive`), its magnitude not computed.
-            for (pos, &k) in alive.iter().enumerate() {
-                let z = &buf[k];
+            // A frequency's error bound (the direct sum's where it replaced the transform),
+            // `|A|` and `c·ln(|A| + e)` (kept from the selection pass where it was formed).
+            let term = |pos: usize, k: usize, z: Complex<f64>| {
                 let e = if !exact.is_empty() && exact[k] {
                     e_dir
                 } else {
@@ -957,6 +917,34 @@ impl TiltedSum {
                     let r = z.norm();
                     (r, c * (r + e).ln())
                 };
+                (e, r, lr_e)
+            };
+            if one {
+                // The terms and the power pass below in one: each sum is `0 + term`, formed
+                // as such, so every value is the general path's to the bit.
+                for (pos, &k) in alive.iter().enumerate() {
+                    let z = buf[k];
+                    let (e, r, lr_e) = term(pos, k, z);
+                    let lm = 0.0 + lr_e;
+                    if lm < -800.0 {
+                        buf[k] = Complex::new(0.0, 0.0);
+                        continue;
+                    }
+                    let lr = r.ln();
+                    let th = z.im.atan2(z.re);
+                    let s = Complex::new(0.0 + c * lr, 0.0 + c * th);
+                    let rt = 0.0 + c * e / (r + e);
+                    let pe = 0.0 + c * 2.0 * U * (lr.abs().min(1e300) + th.abs() + 2.0);
+                    buf[k] = power_at(s, lm, rt, pe, &mut abs_sum, &mut err_sum);
+                }
+                ln_margin += c * 4.0 * U;
+                continue;
+            }
+            // A frequency already below e^{−800} stays negligible (every later factor has
+            // |A| ≤ 1 + e): it is left dead (out of `alive`), its magnitude not computed.
+            for (pos, &k) in alive.iter().enumerate() {
+                let z = &buf[k];
+                let (e, r, lr_e) = term(pos, k, *z);
                 if lmag[k] + lr_e < -800.0 {
                     // Negligible (later factors have |A| ≤ 1 + e): skip the trig.
                     lmag[k] += lr_e;
@@ -978,15 +966,14 @@ impl TiltedSum {
                 buf[k] = Complex::new(0.0, 0.0);
                 continue;
             }
-            let s = acc[k];
-            let mag = s.re.exp();
-            let ph = s.im.rem_euclid(2.0 * std::f64::consts::PI);
-            buf[k] = Complex::new(mag * ph.cos(), mag * ph.sin());
-            abs_sum += mag;
-            err_sum += lmag[k].exp() * ratio[k];
-            if mag > 0.0 {
-                err_sum += mag * (powerr[k] + 8.0 * U);
-            }
+            buf[k] = power_at(
+                acc[k],
+                lmag[k],
+                ratio[k],
+                powerr[k],
+                &mut abs_sum,
+                &mut err_sum,
+            );
         }
         drop(acc);
         drop(lmag);
@@ -1243,6 +1230,27 @@ pub(crate) fn ln_inf_total(factors: &[Factor], upper: bool) -> f64 {
     } else {
         (-s.exp_m1()).ln() + if upper { 1e-14 } else { -1e-14 }
     }
+}
+
+/// One frequency's power `e^{s}` (`s = Σ c (ln|A| + i arg A)`), its magnitude added to
+/// `abs_sum` and its error terms to `err_sum`: `e^{lmag}·ratio` (the inputs' and the
+/// transform's error, amplified by the power) and the log-space rounding `powerr + 8u`.
+fn power_at(
+    s: Complex<f64>,
+    lmag: f64,
+    ratio: f64,
+    powerr: f64,
+    abs_sum: &mut f64,
+    err_sum: &mut f64,
+) -> Complex<f64> {
+    let mag = s.re.exp();
+    let ph = s.im.rem_euclid(2.0 * std::f64::consts::PI);
+    *abs_sum += mag;
+    *err_sum += lmag.exp() * ratio;
+    if mag > 0.0 {
+        *err_sum += mag * (powerr + 8.0 * U);
+    }
+    Complex::new(mag * ph.cos(), mag * ph.sin())
 }
 
 #[cfg(test)]

@@ -32,6 +32,8 @@ use super::law::{
 };
 use crate::error::{out_of_range, Result};
 
+mod residue;
+
 /// A discretised P-law of a loss: `ln P(L = jΔ)` for `j ∈ [lo, lo + len)`, and
 /// `ln P(L = +∞)`.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,6 +90,16 @@ fn floor_index(x: f64, d: f64) -> Result<i64> {
         j += 1;
     }
     Ok(j)
+}
+
+/// The error of a lattice wider than the bin budget (`bins` grid steps).
+fn too_many_bins(bins: f64) -> crate::error::CompositionError {
+    out_of_range(
+        "loss support / grid step (bins)",
+        bins,
+        "at most the bin budget: the loss law spans too many grid steps (its range is too wide \
+         for the resolution its scale needs, or the scales in the list differ too much)",
+    )
 }
 
 /// Accumulates log-masses at grid indices.
@@ -220,13 +232,7 @@ impl LogDense {
         let hi = self.entries.iter().map(|e| e.0).max().unwrap_or(0);
         let len = (hi - lo + 1) as u64;
         if len > max_len as u64 {
-            return Err(out_of_range(
-                "loss support / grid step (bins)",
-                len as f64,
-                "at most the bin budget: the loss law spans too many grid steps (its range is \
-                 too wide for the resolution its scale needs, or the scales in the list differ \
-                 too much)",
-            ));
+            return Err(too_many_bins(len as f64));
         }
         let mut v = vec![f64::NEG_INFINITY; len as usize];
         let mut adds = vec![0u32; len as usize];
@@ -317,12 +323,7 @@ pub(crate) fn cut(
     let ia = floor_index(range.lo, d)?;
     let ib = floor_index(range.hi, d)? + 1;
     if (ib - ia) as u64 > max_len as u64 {
-        return Err(out_of_range(
-            "loss support / grid step (bins)",
-            (ib - ia) as f64,
-            "at most the bin budget: the loss law spans too many grid steps (its range is too \
-             wide for the resolution its scale needs, or the scales in the list differ too much)",
-        ));
+        return Err(too_many_bins((ib - ia) as f64));
     }
     Ok(Some((range, capped, ia, ib)))
 }
@@ -596,7 +597,15 @@ impl Lattice {
     /// atom between two new grid points is split keeping its P- and Q-mass (connect the
     /// dots) between the real grid points around its real position `(lo + i)·step`,
     /// masses raised by `8u` and by the log-space rounding bounds (docs/accountant.md §5).
+    ///
+    /// When `d` is the rounded product of the step and an integer, by residue tables (the
+    /// same split, each atom's share looked up and the masses summed in linear space).
     pub fn coarsen_pessimistic(&self, d: f64, max_len: usize) -> Result<Self> {
+        residue::coarsen_up(self, d, max_len).unwrap_or_else(|| self.split_atoms(d, max_len))
+    }
+
+    /// [`Self::coarsen_pessimistic`] atom by atom (any ratio of the steps).
+    fn split_atoms(&self, d: f64, max_len: usize) -> Result<Self> {
         let infl = (8.0 * f64::EPSILON).ln_1p();
         let ln_dm = (-(-d).exp_m1()).ln();
         let mut dense = LogDense::new(true, 2 * self.ln_pmf.len());
@@ -615,7 +624,16 @@ impl Lattice {
     /// of the module docs, each atom at its real position `(lo + i)·step`), masses lowered
     /// by `8u` and by the log-space rounding bounds; `uses` as in
     /// [`Self::optimistic_for_uses`].
+    ///
+    /// When `d` is the rounded product of the step and an integer, by residue tables (the
+    /// same pour, each atom's factors looked up and the masses summed in linear space).
     pub fn coarsen_optimistic(&self, d: f64, max_len: usize, uses: u64) -> Result<Self> {
+        residue::coarsen_down(self, d, max_len, uses)
+            .unwrap_or_else(|| self.pour_atoms(d, max_len, uses))
+    }
+
+    /// [`Self::coarsen_optimistic`] atom by atom (any ratio of the steps).
+    fn pour_atoms(&self, d: f64, max_len: usize, uses: u64) -> Result<Self> {
         let defl = (-8.0 * f64::EPSILON).ln_1p();
         // Each real point (lo + i)·step as its rounded value and exact remainder.
         let mut items: Vec<Item> = self
@@ -713,8 +731,20 @@ fn merge_at_or_above(a: Item, b: Item, g_idx: i64, d: f64) -> Item {
 /// point only if it is certainly at or above it, and each mixing fraction θ is formed
 /// from the gaps at their safe ends (docs/accountant.md §5).
 fn pour(items: Vec<Item>, d: f64, ln_inf: f64, max_len: usize, uses: u64) -> Result<Lattice> {
-    let mut dense = LogDense::new(false, items.len());
-    let mut carry: Option<Item> = None;
+    let dense = LogDense::new(false, items.len());
+    pour_onto(dense, None, items, d, ln_inf, max_len, uses)
+}
+
+/// [`pour`] continued: the grid points pushed so far, the carry, and the items below it.
+fn pour_onto(
+    mut dense: LogDense,
+    mut carry: Option<Item>,
+    items: Vec<Item>,
+    d: f64,
+    ln_inf: f64,
+    max_len: usize,
+    uses: u64,
+) -> Result<Lattice> {
     for (xj, xj_lo, lpj) in items {
         let Some((xc, xc_lo, lpc)) = carry else {
             carry = Some((xj, xj_lo, lpj));
@@ -1014,7 +1044,7 @@ mod tests {
 
     /// `(lo, hi)` fixed-point enclosure of `Σ_i e^{lp_i}(1 − e^{ε − x_i})` over `x_i > ε`
     /// (δ at ε of atoms at exact real losses).
-    fn delta_fixed(atoms: &[(BigRational, f64)], eps: &BigRational) -> (BigInt, BigInt) {
+    pub(super) fn delta_fixed(atoms: &[(BigRational, f64)], eps: &BigRational) -> (BigInt, BigInt) {
         let (mut lo, mut hi) = (BigInt::from(0), BigInt::from(0));
         for (x, lp) in atoms {
             if x <= eps {

@@ -13,12 +13,14 @@ repository and run this script with that interpreter, e.g.
     python3 -m venv /tmp/dpa && /tmp/dpa/bin/pip install dp-accounting==0.6.0
     /tmp/dpa/bin/python scripts/compare_dpsgd.py --dpw target/release/dpw [--grid]
 
-`--grid` adds the 36 workloads (q, σ, T) ∈ {1e-4, 1e-3, 1e-2} × {0.6, 0.8, 1, 2} ×
+Each tool runs `--repeat` times per workload (default 3), alternating, and the median
+time is reported. `--grid` adds the 36 workloads (q, σ, T) ∈ {1e-4, 1e-3, 1e-2} × {0.6, 0.8, 1, 2} ×
 {1e3, 1e5, 1e6} at δ = 1e-6 to the five of issue 34's table.
 """
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -78,6 +80,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dpw", default="target/release/dpw")
     ap.add_argument("--grid", action="store_true")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="runs of each tool per workload, alternating; the median time is reported",
+    )
     a = ap.parse_args()
     work = list(TABLE)
     if a.grid:
@@ -94,16 +102,21 @@ def main():
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for q, sigma, steps, delta in work:
-        ans, t_dpw, mem = run_dpw(a.dpw, q, sigma, steps, delta)
-        eps_ref, t_ref = run_dp_accounting(q, sigma, steps, delta)
+        t_dpws, t_refs = [], []
+        for _ in range(max(1, a.repeat)):
+            ans, t, mem = run_dpw(a.dpw, q, sigma, steps, delta)
+            t_dpws.append(t)
+            eps_ref, t = run_dp_accounting(q, sigma, steps, delta)
+            t_refs.append(t)
+        t_dpw, t_ref = statistics.median(t_dpws), statistics.median(t_refs)
         if ans is None:
             bracket = "refused"
         else:
             met = "" if ans["accuracy_met"] else " (accuracy not met)"
             bracket = f"[{ans['lower']:.6g}, {ans['upper']:.6g}]{met}"
         print(
-            f"| {q:g} | {sigma:g} | {steps:g} | {delta:g} | {bracket} | {t_dpw:.2f} s "
-            f"| {mem:.0f} MiB | {eps_ref:.6g} | {t_ref:.2f} s "
+            f"| {q:g} | {sigma:g} | {steps:g} | {delta:g} | {bracket} | {t_dpw:.3g} s "
+            f"| {mem:.0f} MiB | {eps_ref:.6g} | {t_ref:.3g} s "
             f"| {'dpw' if t_dpw <= t_ref else 'dp_accounting'} |",
             flush=True,
         )

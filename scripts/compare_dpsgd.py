@@ -14,7 +14,10 @@ repository and run this script with that interpreter, e.g.
     /tmp/dpa/bin/python scripts/compare_dpsgd.py --dpw target/release/dpw [--grid]
 
 Each tool runs `--repeat` times per workload (default 3), alternating, and the median
-time is reported. `--grid` adds the 36 workloads (q, σ, T) ∈ {1e-4, 1e-3, 1e-2} × {0.6, 0.8, 1, 2} ×
+time is reported. "faster" compares the `dpw account` process (start-up included) with
+dp_accounting's call; where dpw's Python package is installed in the same virtualenv
+(`pip install ./crates/dpw-python`), the same question asked of it in this process is
+timed too ("dpw library call", the footing dp_accounting is timed on). `--grid` adds the 36 workloads (q, σ, T) ∈ {1e-4, 1e-3, 1e-2} × {0.6, 0.8, 1, 2} ×
 {1e3, 1e5, 1e6} at δ = 1e-6 to the five of issue 34's table.
 """
 import argparse
@@ -61,6 +64,19 @@ def run_dpw(dpw, q, sigma, steps, delta):
     return json.loads(proc.stdout), wall, mem
 
 
+def run_dpw_library(q, sigma, steps, delta):
+    """Wall seconds of the same question asked of dpw's Python package in this process
+    (timed as dp_accounting is: no process to start), or None without the package
+    (`pip install ./crates/dpw-python` into the same virtualenv)."""
+    try:
+        import dpw
+    except ImportError:
+        return None
+    t0 = time.perf_counter()
+    dpw.account([f"subsampled-gaussian:sigma={sigma},q={q},count={steps}"], delta=delta)
+    return time.perf_counter() - t0
+
+
 def run_dp_accounting(q, sigma, steps, delta):
     """(ε, wall seconds) of dp_accounting's PLD accountant at its default interval."""
     import dp_accounting
@@ -97,25 +113,29 @@ def main():
         ]
     print(f"load average before: {os.getloadavg()[0]:.2f}", file=sys.stderr)
     print(
-        "| q | σ | T | δ | dpw ε bracket | dpw time | dpw peak memory "
+        "| q | σ | T | δ | dpw ε bracket | dpw time | dpw library call | dpw peak memory "
         "| dp_accounting ε | dp_accounting time | faster |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for q, sigma, steps, delta in work:
-        t_dpws, t_refs = [], []
+        t_dpws, t_libs, t_refs = [], [], []
         for _ in range(max(1, a.repeat)):
             ans, t, mem = run_dpw(a.dpw, q, sigma, steps, delta)
             t_dpws.append(t)
+            t = run_dpw_library(q, sigma, steps, delta)
+            if t is not None:
+                t_libs.append(t)
             eps_ref, t = run_dp_accounting(q, sigma, steps, delta)
             t_refs.append(t)
         t_dpw, t_ref = statistics.median(t_dpws), statistics.median(t_refs)
+        lib = f"{statistics.median(t_libs):.3g} s" if t_libs else "n/a"
         if ans is None:
             bracket = "refused"
         else:
             met = "" if ans["accuracy_met"] else " (accuracy not met)"
             bracket = f"[{ans['lower']:.6g}, {ans['upper']:.6g}]{met}"
         print(
-            f"| {q:g} | {sigma:g} | {steps:g} | {delta:g} | {bracket} | {t_dpw:.3g} s "
+            f"| {q:g} | {sigma:g} | {steps:g} | {delta:g} | {bracket} | {t_dpw:.3g} s | {lib} "
             f"| {mem:.0f} MiB | {eps_ref:.6g} | {t_ref:.3g} s "
             f"| {'dpw' if t_dpw <= t_ref else 'dp_accounting'} |",
             flush=True,

@@ -34,7 +34,14 @@ pub(super) struct Steps {
     narrower: usize,
     /// The last refined-from step and its bracket's width.
     last: Option<(f64, f64)>,
+    /// Every refined-from step and its width, oldest first (`hist[..n_hist]`; a loop
+    /// refines at most [`HISTORY`] times).
+    hist: [(f64, f64); HISTORY],
+    n_hist: usize,
 }
+
+/// Refined-from steps [`Steps::stalled`] remembers.
+const HISTORY: usize = 32;
 
 /// What a refinement loop does after a failed evaluation.
 pub(super) enum AfterError {
@@ -62,6 +69,8 @@ impl Steps {
             coarser: 0,
             narrower: 0,
             last: None,
+            hist: [(0.0, 0.0); HISTORY],
+            n_hist: 0,
         }
     }
 
@@ -118,15 +127,22 @@ impl Steps {
         }
     }
 
-    /// Whether refinement has stopped paying: the bracket at the current step, at least
-    /// [`STALL_STEP`] times finer than the last one refined from, is still at least
-    /// [`STALL_WIDTH`] of that one's width. Its width is then set by something a finer
-    /// step does not touch (the mass beyond a law's cut range, charged to `+∞`: one use
-    /// of bounded noise at ε ≈ 600, δ = 1e-6 kept [538, 715] from a step of 0.03 down to
-    /// 5e-4, 20 s for nothing), and the next step would only cost more.
+    /// Whether refinement has stopped paying: the bracket at the current step is still at
+    /// least [`STALL_WIDTH`] of the width at the finest step refined from that is at
+    /// least [`STALL_STEP`] times coarser (the last one, after a large refinement; else
+    /// one further back: refinement by 0.6× a step, aiming at an accuracy below a floor,
+    /// crept on for a dozen steps). Its width is then set by something a finer step does
+    /// not touch (the mass beyond a law's cut range, charged to `+∞`: one use of bounded
+    /// noise at ε ≈ 600, δ = 1e-6 kept [538, 715] from a step of 0.03 down to 5e-4, 20 s
+    /// for nothing; fixed-size batches of 2 from 6 at ε = 0.05 and an accuracy of 1e-6
+    /// kept a width of 2.2e-6 from a step of 1e-3 down to 2.6e-6, 15 s), and the next
+    /// step would only cost more.
     pub fn stalled(&self, width: f64) -> bool {
-        self.last
-            .is_some_and(|(d1, w1)| d1 >= STALL_STEP * self.d && width >= STALL_WIDTH * w1)
+        self.hist[..self.n_hist]
+            .iter()
+            .rev()
+            .find(|&&(d1, _)| d1 >= STALL_STEP * self.d)
+            .is_some_and(|&(_, w1)| width >= STALL_WIDTH * w1)
     }
 
     /// Whether the last refinement narrowed the bracket by less than half of what a width
@@ -158,6 +174,10 @@ impl Steps {
             }
         }
         self.last = Some((self.d, width));
+        if self.n_hist < HISTORY {
+            self.hist[self.n_hist] = (self.d, width);
+            self.n_hist += 1;
+        }
         let shrink = (0.8 * acc / width).powf(1.0 / power);
         self.d = if self.pilot {
             self.pilot = false;
@@ -190,5 +210,39 @@ mod tests {
             assert!((s.d - 0.85).abs() < 1e-12, "{}", s.d);
             assert_eq!(s.stalled_on_floor(width(s.d)), stalled, "floor {floor}");
         }
+    }
+
+    /// A bracket of width `d² + F` asked for half its floor `F`, refined as the loops do
+    /// (stop when stalled, else refine), against the same loop on a width without the
+    /// floor: with the floor it stops once the step is 3× finer than where the width last
+    /// fell by a tenth, within a handful of steps and not below a thirtieth of the step where
+    /// the floor took over (`d² = F`); without it, it refines on to the accuracy. Judged
+    /// against the last step only (refinements of 0.6× a step), it crept on to its 16th.
+    #[test]
+    fn refinement_below_a_floor_stops_within_a_few_steps() {
+        let f = 1e-6;
+        let run = |floor: f64, acc: f64| {
+            let width = |d: f64| d * d + floor;
+            let mut s = Steps::start(1e-2, 0.0, |d| d);
+            for i in 0..16 {
+                let w = width(s.d);
+                if w <= acc || s.stalled(w) {
+                    return (i, s.d);
+                }
+                s.refine(w, acc, |d| d);
+            }
+            (16, s.d)
+        };
+        let (steps, d) = run(f, 0.5 * f);
+        assert!(
+            steps <= 10,
+            "stalled only after {steps} steps, at d = {d:e}"
+        );
+        assert!(d >= 0.03 * f.sqrt(), "refined down to {d:e}");
+        let (steps, d) = run(0.0, 0.5 * f);
+        assert!(
+            d * d <= 0.5 * f && steps < 16,
+            "no floor: {steps} steps, d = {d:e}"
+        );
     }
 }

@@ -635,20 +635,25 @@ impl Lattice {
     /// [`Self::coarsen_optimistic`] atom by atom (any ratio of the steps).
     fn pour_atoms(&self, d: f64, max_len: usize, uses: u64) -> Result<Self> {
         let defl = (-8.0 * f64::EPSILON).ln_1p();
-        // Each real point (lo + i)·step as its rounded value and exact remainder.
-        let mut items: Vec<Item> = self
-            .ln_pmf
+        let items = self.items_below(self.ln_pmf.len(), defl);
+        pour(items, d, self.ln_inf + defl, max_len, uses)
+    }
+
+    /// The atoms of the entries below `end` as pour items, from the top: each real point
+    /// `(lo + i)·step` as its rounded value and exact remainder, its log-mass moved by
+    /// `defl`.
+    fn items_below(&self, end: usize, defl: f64) -> Vec<Item> {
+        self.ln_pmf[..end]
             .iter()
             .enumerate()
+            .rev()
             .filter(|(_, &lp)| lp > f64::NEG_INFINITY)
             .map(|(i, &lp)| {
                 let n = (self.lo + i as i64) as f64;
                 let x = n * self.step;
                 (x, n.mul_add(self.step, -x), lp + defl)
             })
-            .collect();
-        items.reverse();
-        pour(items, d, self.ln_inf + defl, max_len, uses)
+            .collect()
     }
 
     /// Loss value of entry `i`.

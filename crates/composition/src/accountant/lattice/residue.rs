@@ -409,7 +409,7 @@ fn pour_by_residue(
         if x.is_nan() || x.abs() > SPAN {
             // Hand over to the atom-by-atom pour: the point as its carry, the rest as items.
             let carry = pt.carry(d, defl);
-            let items = items_from(lat, idx, defl);
+            let items = lat.items_below(idx + 1, defl);
             return pour_onto(
                 dense,
                 Some(carry),
@@ -467,22 +467,6 @@ fn pour_by_residue(
         place_last_carry(&mut dense, x, x_lo, lp, d, uses)?;
     }
     dense.finish(d, lat.ln_inf + defl, max_len)
-}
-
-/// The lattice's atoms from entry `idx` down as pour items, as
-/// [`Lattice::coarsen_optimistic`] forms them.
-fn items_from(lat: &Lattice, idx: usize, defl: f64) -> Vec<Item> {
-    lat.ln_pmf[..=idx]
-        .iter()
-        .enumerate()
-        .rev()
-        .filter(|(_, &lp)| lp > f64::NEG_INFINITY)
-        .map(|(i, &lp)| {
-            let n = (lat.lo + i as i64) as f64;
-            let x = n * lat.step;
-            (x, n.mul_add(lat.step, -x), lp + defl)
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -19,6 +19,10 @@
 //! light (generated grids cut to three points, fewer samples) so that an accepted case
 //! costs well under a second; the mutation is applied after, so it can still ask for a
 //! million-point grid.
+//!
+//! `DPW_FUZZ_FROM=N` draws the cases before N without running them, so a failure
+//! reported as case N is replayed alone (`DPW_FUZZ_FROM=1048 DPW_FUZZ_CASES=1049`); a
+//! failing case that read a schedule file prints the file's text.
 
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -722,6 +726,7 @@ fn solve_case(rng: &mut impl Rng) -> (Vec<String>, bool) {
 fn hostile_manifests_and_calibrate_arguments_exit_0_or_2_cleanly() {
     let cases: usize = env_or("DPW_FUZZ_CASES", 150);
     let seed: u64 = env_or("DPW_FUZZ_SEED", 15);
+    let from: usize = env_or("DPW_FUZZ_FROM", 0);
     // `DPW_FUZZ_ONLY=account`: every case a `dpw account` line (a deeper look at it).
     let only_account = std::env::var("DPW_FUZZ_ONLY").is_ok_and(|v| v == "account");
     // `DPW_FUZZ_ONLY=solve`: every case a `dpw solve` line.
@@ -801,13 +806,20 @@ fn hostile_manifests_and_calibrate_arguments_exit_0_or_2_cleanly() {
             }
             (args, false, false)
         };
+        // The draws above are made for every case, so case N is the same case whatever
+        // `from` is.
+        if case < from {
+            continue;
+        }
         // A schedule's text goes to a file in the scratch directory.
+        let mut schedule = None;
         let args: Vec<String> = args
             .into_iter()
             .map(|a| match a.strip_prefix("@@") {
                 Some(text) => {
                     let path = scratch.path().join("schedule.csv");
                     fs::write(&path, text).expect("schedule file");
+                    schedule = Some(text.to_string());
                     path.display().to_string()
                 }
                 None => a,
@@ -840,9 +852,10 @@ fn hostile_manifests_and_calibrate_arguments_exit_0_or_2_cleanly() {
                     .entry(format!("{what}: {class}"))
                     .or_default()
                     .push(format!(
-                        "case {case}: dpw {} → {}",
+                        "case {case}: dpw {} → {}{}",
                         args.join(" "),
-                        o.stderr.lines().next().unwrap_or("")
+                        o.stderr.lines().next().unwrap_or(""),
+                        schedule.map_or(String::new(), |t| format!("\nschedule file:\n{t}"))
                     ));
             }
         }

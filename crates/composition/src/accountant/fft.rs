@@ -6,6 +6,13 @@
 //! of its time there. The lengths used are `2^a·3^b` ([`fast_len`]), so a handful of
 //! plans serve a whole run; they are built once and shared by all threads.
 //!
+//! A plan holds about a bin's worth of twiddle factors (16 bytes) per bin of its length
+//! and direction, so the cache is bounded: the lengths it keeps add up to at most
+//! [`CACHE_BINS`], the least recently used going first. Unbounded, a refinement that
+//! walked through a dozen window lengths of millions of bins kept every one's plans:
+//! 2.3 GB of twiddles beside the windows in a hostile-input case (a composition at δ =
+//! 1e-320), which a 4 GiB limit on the process stopped.
+//!
 //! Each length's pair is built by a fresh planner, exactly as an uncached call would: one
 //! planner shared by all lengths picks sub-transforms from what it has already built, so
 //! the rounding of a transform (and fig19's radii, at the 1e-5 level) would depend on
@@ -53,20 +60,65 @@ pub(crate) fn eta(n: usize) -> f64 {
 /// each ([`forward_inverse_from`]).
 type Cell = Arc<(OnceLock<Plan>, OnceLock<Plan>)>;
 
-fn cache() -> &'static Mutex<HashMap<usize, Cell>> {
-    static CACHE: OnceLock<Mutex<HashMap<usize, Cell>>> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+/// The cache bound: the lengths kept add up to at most this many bins (a length's two
+/// plans hold about 32 bytes a bin, so at most about 256 MiB), except that the length
+/// just asked for is always kept. One window at the default bin budget fills it.
+pub(crate) const CACHE_BINS: usize = 1 << 23;
+
+/// The cached lengths: each one's cell and when it was last asked for.
+#[derive(Default)]
+struct Cache {
+    cells: HashMap<usize, (Cell, u64)>,
+    clock: u64,
+}
+
+impl Cache {
+    /// The cell of length `n` (a new, empty one if not cached), marked as just used; then
+    /// the least recently used other lengths leave until the rest fit [`CACHE_BINS`]. A
+    /// thread still using a plan that left keeps it alive through its own `Arc`; the next
+    /// request for that length plans it afresh, rounding exactly as before (each length
+    /// has a planner of its own).
+    fn get(&mut self, n: usize) -> Cell {
+        self.clock += 1;
+        let now = self.clock;
+        let c = {
+            let e = self.cells.entry(n).or_default();
+            e.1 = now;
+            e.0.clone()
+        };
+        let mut kept: usize = self.cells.keys().sum();
+        while kept > CACHE_BINS {
+            let oldest = self
+                .cells
+                .iter()
+                .filter(|(&m, _)| m != n)
+                .min_by_key(|(_, e)| e.1)
+                .map(|(&m, _)| m);
+            let Some(m) = oldest else { break };
+            self.cells.remove(&m);
+            kept -= m;
+        }
+        c
+    }
+
+    /// The lengths kept, ascending (tests).
+    #[cfg(test)]
+    fn lengths(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = self.cells.keys().copied().collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(Cache::default()))
 }
 
 fn cell(n: usize) -> Cell {
     // A poisoned lock only means another thread panicked while inserting a cell; the map
     // holds cells only, each filled by `get_or_init` or not at all, so keep using it.
-    cache()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(n)
-        .or_default()
-        .clone()
+    cache().lock().unwrap_or_else(|e| e.into_inner()).get(n)
 }
 
 /// The transform of length `n` in one direction (built on first use, then cached), by a
@@ -145,5 +197,33 @@ mod tests {
                 assert!(p.re.to_bits() == q.re.to_bits() && p.im.to_bits() == q.im.to_bits());
             }
         }
+    }
+
+    /// The cache keeps at most `CACHE_BINS` bins of lengths, dropping the least recently
+    /// used first and never the length just asked for (checked on a cache of its own,
+    /// against a list kept by hand).
+    #[test]
+    fn the_cache_keeps_the_most_recent_lengths_within_its_bound() {
+        let mut c = Cache::default();
+        let big = CACHE_BINS / 2;
+        let quarter = CACHE_BINS / 4;
+        c.get(big);
+        c.get(quarter);
+        c.get(quarter + 1);
+        // big + quarter + (quarter + 1) > CACHE_BINS: big, the oldest, left.
+        assert_eq!(c.lengths(), vec![quarter, quarter + 1]);
+        c.get(quarter); // now the most recent
+        c.get(big); // 3/4 + 1 + ... : quarter + 1 is now the oldest and leaves
+        assert_eq!(c.lengths(), vec![quarter, big]);
+        // A length larger than the bound is kept alone.
+        c.get(2 * CACHE_BINS);
+        assert_eq!(c.lengths(), vec![2 * CACHE_BINS]);
+        // Small lengths all stay.
+        for n in 1..=100 {
+            c.get(n);
+        }
+        assert_eq!(c.lengths(), (1..=100).collect::<Vec<_>>());
+        let kept: usize = c.lengths().iter().sum();
+        assert!(kept <= CACHE_BINS);
     }
 }

@@ -85,8 +85,9 @@ use steps::{AfterError, Steps};
 /// Largest count of one mechanism.
 pub const MAX_COUNT: u64 = 10_000_000_000;
 
-/// Default bin budget of one FFT window (2²³ bins, about 0.5 GiB of work arrays; the
-/// two sides of a bracket run at once).
+/// Default bin budget of one FFT window (2²³ bins, about 0.8 GiB of work arrays; the
+/// two sides of a bracket run at once, but never both in a window of 2²² bins or more,
+/// `pages::large_window`).
 pub const DEFAULT_MAX_BINS: usize = 1 << 23;
 
 /// The grids of all the laws of a composition together hold at most this many times the

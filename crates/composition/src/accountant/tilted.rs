@@ -785,6 +785,9 @@ impl TiltedSum {
         // The lower side plans the inverse first: beside the upper side, one each.
         let (fwd, inv) = super::fft::forward_inverse_from(n, side == Some(false));
         let e_fft = super::fft::eta(n);
+        // A large window's work arrays wait for any other's to be freed (`pages`); the
+        // guard outlives them (it is dropped last).
+        let _large = super::pages::large_window(n);
         // Written, not calloc'ed, and on huge pages where offered (`pages`).
         // One factor (a law used `count` times: DP-SGD's stages) has each sum below as its
         // single term: the power is formed in the same pass as the terms, without the

@@ -855,10 +855,11 @@ impl TiltedSum {
             // and compensated summation: error ≤ 10u‖a‖₁ (twiddle 5u, product and sum) instead
             // of the FFT's η(n)‖a‖₁.
             let mut exact = vec![false; 0];
-            // `(|A|, c·ln(|A| + e))` per alive frequency (position in `alive`) from the
-            // selection pass, reused below where the transform value is kept (empty: not
-            // computed).
-            let mut seen: Vec<(f64, f64)> = Vec::new();
+            // `(|A|, c·ln(|A| + e), e^{c·ln(|A| + e)})` per alive frequency (position in
+            // `alive`) from the selection pass, reused below where the transform value is
+            // kept (empty: not computed; the exponential NaN where not formed). One
+            // factor's power pass needs that exponential again, bit for bit the same.
+            let mut seen: Vec<(f64, f64, f64)> = Vec::new();
             if f.count >= 2 {
                 // Only where it matters: the largest contributions `|A|^c·c·e/(|A| + e)`
                 // to the error sum below, until the others add up to at most 1/128 of
@@ -870,29 +871,44 @@ impl TiltedSum {
                 for &k in &alive {
                     let r = buf[k].norm();
                     let lr = c * (r + e).ln();
-                    seen.push((r, lr));
+                    let mut ex = f64::NAN;
                     if lr > -800.0 {
                         let before = if one { 0.0 } else { lmag[k] };
-                        cand.push((k, (before + lr).exp() * c * e / (r + e)));
+                        let x = (before + lr).exp();
+                        if one {
+                            ex = x;
+                        }
+                        cand.push((k, x * c * e / (r + e)));
                     }
+                    seen.push((r, lr, ex));
                 }
-                cand.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
-                let total: f64 = cand.iter().map(|x| x.1).sum();
-                let mut rest = total;
+                // The total below is summed in decreasing order; an unordered sum of the
+                // same positive terms is within `2·len·u` of it. Where even that sum with
+                // twice the margin leaves the test below false, the sort and the choice
+                // of frequencies it serves are skipped: the outcome is the same.
+                let direct_possible =
+                    |total: f64| total / n as f64 * 2.5 * sd / d > DIRECT_DFT_ABOVE;
+                let rough: f64 = cand.iter().map(|x| x.1).sum();
+                let mut total = 0.0;
                 let mut sig: Vec<usize> = Vec::new();
-                for &(k, w) in &cand {
-                    if rest <= total / 128.0 {
-                        break;
+                if direct_possible(any_order_bound(rough, cand.len())) {
+                    cand.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
+                    total = cand.iter().map(|x| x.1).sum();
+                    let mut rest = total;
+                    for &(k, w) in &cand {
+                        if rest <= total / 128.0 {
+                            break;
+                        }
+                        sig.push(k);
+                        rest -= w;
                     }
-                    sig.push(k);
-                    rest -= w;
                 }
                 // Where the FFT's own error per bin is at most 1e-8 of the tilted law's
                 // bins near its mean (about d/(2.5 sd)), which the hockey-stick sums
                 // weigh most, the direct sums would only narrow a bracket far narrower
                 // than any accuracy asked: they are skipped (DP-SGD at q = 1e-3: a tenth
                 // of a step's time). The bound charged is the FFT's either way.
-                if total / n as f64 * 2.5 * sd / d > DIRECT_DFT_ABOVE
+                if direct_possible(total)
                     && !sig.is_empty()
                     && (sig.len() as f64) * (entries.len() as f64) <= 4e7
                 {
@@ -914,20 +930,20 @@ impl TiltedSum {
                     e
                 };
                 let kept = !seen.is_empty() && !exact.get(k).copied().unwrap_or(false);
-                let (r, lr_e) = if kept {
+                let (r, lr_e, ex) = if kept {
                     seen[pos]
                 } else {
                     let r = z.norm();
-                    (r, c * (r + e).ln())
+                    (r, c * (r + e).ln(), f64::NAN)
                 };
-                (e, r, lr_e)
+                (e, r, lr_e, ex)
             };
             if one {
                 // The terms and the power pass below in one: each sum is `0 + term`, formed
                 // as such, so every value is the general path's to the bit.
                 for (pos, &k) in alive.iter().enumerate() {
                     let z = buf[k];
-                    let (e, r, lr_e) = term(pos, k, z);
+                    let (e, r, lr_e, ex) = term(pos, k, z);
                     let lm = 0.0 + lr_e;
                     if lm < -800.0 {
                         buf[k] = Complex::new(0.0, 0.0);
@@ -938,7 +954,7 @@ impl TiltedSum {
                     let s = Complex::new(0.0 + c * lr, 0.0 + c * th);
                     let rt = 0.0 + c * e / (r + e);
                     let pe = 0.0 + c * 2.0 * U * (lr.abs().min(1e300) + th.abs() + 2.0);
-                    buf[k] = power_at(s, lm, rt, pe, &mut abs_sum, &mut err_sum);
+                    buf[k] = power_at(s, lm, ex, rt, pe, &mut abs_sum, &mut err_sum);
                 }
                 ln_margin += c * 4.0 * U;
                 continue;
@@ -947,7 +963,7 @@ impl TiltedSum {
             // |A| ≤ 1 + e): it is left dead (out of `alive`), its magnitude not computed.
             for (pos, &k) in alive.iter().enumerate() {
                 let z = &buf[k];
-                let (e, r, lr_e) = term(pos, k, *z);
+                let (e, r, lr_e, _) = term(pos, k, *z);
                 if lmag[k] + lr_e < -800.0 {
                     // Negligible (later factors have |A| ≤ 1 + e): skip the trig.
                     lmag[k] += lr_e;
@@ -972,6 +988,7 @@ impl TiltedSum {
             buf[k] = power_at(
                 acc[k],
                 lmag[k],
+                f64::NAN,
                 ratio[k],
                 powerr[k],
                 &mut abs_sum,
@@ -1235,12 +1252,21 @@ pub(crate) fn ln_inf_total(factors: &[Factor], upper: bool) -> f64 {
     }
 }
 
+/// An upper bound on any floating-point sum, in any order, of the `len` non-negative
+/// terms whose sum in one order is `rough`: each order's sum is within `γ_{len}` of the
+/// exact one, so `rough·(1 + 4(len + 1)u)` exceeds them all while `len·u ≪ 1` (a window's
+/// candidates are at most a few million).
+fn any_order_bound(rough: f64, len: usize) -> f64 {
+    rough * (1.0 + 4.0 * (len as f64 + 1.0) * U)
+}
+
 /// One frequency's power `e^{s}` (`s = Σ c (ln|A| + i arg A)`), its magnitude added to
 /// `abs_sum` and its error terms to `err_sum`: `e^{lmag}·ratio` (the inputs' and the
 /// transform's error, amplified by the power) and the log-space rounding `powerr + 8u`.
 fn power_at(
     s: Complex<f64>,
     lmag: f64,
+    lmag_exp: f64,
     ratio: f64,
     powerr: f64,
     abs_sum: &mut f64,
@@ -1249,7 +1275,13 @@ fn power_at(
     let mag = s.re.exp();
     let ph = s.im.rem_euclid(2.0 * std::f64::consts::PI);
     *abs_sum += mag;
-    *err_sum += lmag.exp() * ratio;
+    // `e^{lmag}` where the selection pass formed it from the same sum (NaN: not formed).
+    let el = if lmag_exp.is_nan() {
+        lmag.exp()
+    } else {
+        lmag_exp
+    };
+    *err_sum += el * ratio;
     if mag > 0.0 {
         *err_sum += mag * (powerr + 8.0 * U);
     }
@@ -1260,6 +1292,45 @@ fn power_at(
 mod tests {
     use super::*;
     use crate::accountant::law::GaussianLaw;
+
+    /// The decreasing-order sum (the one the window's choice of direct sums takes) never
+    /// exceeds `any_order_bound` of the sum in another order, over terms spread across
+    /// 600 orders of magnitude and orders chosen to round up (ascending) or down.
+    #[test]
+    fn the_any_order_bound_covers_the_sorted_sum() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for &len in &[1usize, 2, 7, 100, 4096, 100_000] {
+            for spread in [0.0, 10.0, 300.0] {
+                let mut v: Vec<f64> = (0..len)
+                    .map(|_| (1.0 + next()) * 10f64.powf(spread * (next() - 0.5)))
+                    .collect();
+                let mut orders: Vec<Vec<f64>> = Vec::new();
+                orders.push(v.clone());
+                v.sort_by(|a, b| a.total_cmp(b));
+                orders.push(v.clone());
+                v.reverse();
+                let sorted: f64 = v.iter().sum();
+                for o in &orders {
+                    let rough: f64 = o.iter().sum();
+                    assert!(
+                        sorted <= any_order_bound(rough, len),
+                        "len {len}, spread {spread}: {sorted} > bound of {rough}"
+                    );
+                }
+            }
+        }
+        // Without the margin the ascending order's sum can exceed the descending one's.
+        let v: Vec<f64> = (0..4096).map(|i| 1.0 + i as f64 * 1e-3).collect();
+        let asc: f64 = v.iter().sum();
+        let desc: f64 = v.iter().rev().sum();
+        assert!(asc != desc, "the test's orders round alike: {asc}");
+    }
 
     /// The block tables' cumulants are the entry-by-entry ones ([`cgf`], one exponential
     /// per entry) to 1e-12, on lattices with masses spread over 300 nats, at tilts of

@@ -213,7 +213,8 @@ mod tests {
         // big + quarter + (quarter + 1) > CACHE_BINS: big, the oldest, left.
         assert_eq!(c.lengths(), vec![quarter, quarter + 1]);
         c.get(quarter); // now the most recent
-        c.get(big); // 3/4 + 1 + ... : quarter + 1 is now the oldest and leaves
+        // quarter + (quarter + 1) + big > CACHE_BINS: quarter + 1, now the oldest, leaves.
+        c.get(big);
         assert_eq!(c.lengths(), vec![quarter, big]);
         // A length larger than the bound is kept alone.
         c.get(2 * CACHE_BINS);

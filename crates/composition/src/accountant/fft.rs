@@ -212,8 +212,9 @@ mod tests {
         c.get(quarter + 1);
         // big + quarter + (quarter + 1) > CACHE_BINS: big, the oldest, left.
         assert_eq!(c.lengths(), vec![quarter, quarter + 1]);
-        c.get(quarter); // now the most recent
-        // quarter + (quarter + 1) + big > CACHE_BINS: quarter + 1, now the oldest, leaves.
+        // quarter, now the most recent; then quarter + (quarter + 1) + big > CACHE_BINS:
+        // quarter + 1, now the oldest, leaves.
+        c.get(quarter);
         c.get(big);
         assert_eq!(c.lengths(), vec![quarter, big]);
         // A length larger than the bound is kept alone.

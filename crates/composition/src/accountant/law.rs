@@ -35,6 +35,12 @@ pub trait LossLaw: Send + Sync + std::fmt::Debug {
     fn cells(&self, edges: &[f64]) -> Vec<(f64, f64)> {
         edges.windows(2).map(|w| self.cell(w[0], w[1])).collect()
     }
+    /// Whether [`Self::cells`] gives each cell the same value however the edges are split
+    /// between calls (no cell warm-started from the one before): its cells may then be
+    /// shared between the cores at any edge, not only in chunks of a fixed size.
+    fn pointwise_cells(&self) -> bool {
+        false
+    }
     /// The scale on which the loss law varies (its standard deviation, or the width of
     /// its structure): the grid step is a fraction of the smallest scale in a list.
     fn loss_scale(&self) -> f64;

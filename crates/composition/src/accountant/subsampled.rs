@@ -240,6 +240,11 @@ impl LossLaw for SubsampledLaw {
             .map(|(e, y)| self.cell_given(e[0], e[1], y[0], y[1]))
             .collect()
     }
+    fn pointwise_cells(&self) -> bool {
+        // Each edge's y is solved from the closed-form start of its own loss (`y_of_loss`),
+        // never from a neighbour's.
+        true
+    }
     fn loss_scale(&self) -> f64 {
         // The standard deviation of the loss to first order in q, `q·sd(e^{g})` under the
         // base: `q·√(e^{μ²} − 1)` for the Gaussian, and for Laplace (whose e^{g} lies in

@@ -50,6 +50,7 @@ fn guard_for(args: &[String]) -> Duration {
         GUARD
     }
 }
+
 /// Address-space limit of each child (KiB): an allocation beyond it aborts the child,
 /// which the test reports, instead of exhausting the machine.
 const MEMORY_KIB: u64 = 4 * 1024 * 1024;

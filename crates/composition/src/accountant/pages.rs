@@ -21,9 +21,10 @@
 /// 0–50 MiB more). The trim threshold was 1 GiB and the growth 256 MiB: each thread's
 /// heap then kept up to a gigabyte it no longer used, 0.3–0.5 GB above the live peak of a
 /// composition that filled the bin budget on both sides (1.56 GB live, 2.1 GB resident);
-/// DP-SGD's times did not move with the smaller values. Meant for the `dpw` command, which calls it once at start; a library
-/// embedded in another program (the Python module) leaves that program's allocator alone.
-/// Changes where memory comes from, never a value. Elsewhere than glibc on Linux: nothing.
+/// DP-SGD's times did not move with the smaller values. Meant for the `dpw` command,
+/// which calls it once at start; a library embedded in another program (the Python
+/// module) leaves that program's allocator alone. Changes where memory comes from, never
+/// a value. Elsewhere than glibc on Linux: nothing.
 pub fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets allocator parameters (thresholds in bytes); it is called

@@ -882,10 +882,10 @@ impl TiltedSum {
                     }
                     seen.push((r, lr, ex));
                 }
-                // The total below is summed in decreasing order; an unordered sum of the
-                // same positive terms is within `2·len·u` of it. Where even that sum with
-                // twice the margin leaves the test below false, the sort and the choice
-                // of frequencies it serves are skipped: the outcome is the same.
+                // The total below is summed in decreasing order. Where the bound on any
+                // order's sum (`any_order_bound`) already leaves the test below false, the
+                // sort and the choice of frequencies it serves are skipped: the outcome is
+                // the same.
                 let direct_possible =
                     |total: f64| total / n as f64 * 2.5 * sd / d > DIRECT_DFT_ABOVE;
                 let rough: f64 = cand.iter().map(|x| x.1).sum();
@@ -1325,7 +1325,8 @@ mod tests {
                 }
             }
         }
-        // Without the margin the ascending order's sum can exceed the descending one's.
+        // The orders do round differently (were they alike, the loop above would test
+        // nothing; it fails with the margin removed).
         let v: Vec<f64> = (0..4096).map(|i| 1.0 + i as f64 * 1e-3).collect();
         let asc: f64 = v.iter().sum();
         let desc: f64 = v.iter().rev().sum();

@@ -688,16 +688,11 @@ fn convolve(
     let results: Vec<Vec<(usize, usize, f64)>> = if threads == 1 || jobs.len() == 1 {
         jobs.iter().map(run).collect()
     } else {
-        std::thread::scope(|sc| {
-            let handles: Vec<_> = jobs
-                .chunks(per)
-                .map(|part| sc.spawn(|| part.iter().map(run).collect::<Vec<_>>()))
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("tilt thread"))
-                .collect()
-        })
+        let parts: Vec<_> = jobs.chunks(per).collect();
+        super::pool::map(parts, |part| part.iter().map(&run).collect::<Vec<_>>())
+            .into_iter()
+            .flatten()
+            .collect()
     };
     for ((j, _), vals) in jobs.iter().zip(results) {
         for (pi, k, v) in vals {

@@ -370,15 +370,9 @@ pub(crate) fn cells_between(law: &dyn LossLaw, edges: &[i64], d: f64) -> Result<
             continue;
         }
         let per = block.len().div_ceil(threads);
-        std::thread::scope(|s| {
-            let handles: Vec<_> = block
-                .chunks(per)
-                .map(|part| s.spawn(move || run(part)))
-                .collect();
-            for h in handles {
-                cells.extend(h.join().expect("cell thread"));
-            }
-        });
+        for part in super::pool::map(block.chunks(per).collect(), run) {
+            cells.extend(part);
+        }
     }
     Ok(cells)
 }

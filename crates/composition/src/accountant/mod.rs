@@ -51,6 +51,7 @@ pub mod law;
 pub mod max_statistic;
 pub mod mixture;
 mod pages;
+mod pool;
 pub mod radius;
 pub mod revealed;
 pub mod schedule;
@@ -553,11 +554,10 @@ impl Accountant {
                         eps_at(&a.factors(&lats), &q)
                     })
                 };
-                let (lo, hi) = std::thread::scope(|s| {
-                    let h = s.spawn(|| side(lower, ln_delta_lo, tail_lo, false));
-                    let hi = side(self, ln_delta, tail, true);
-                    (h.join().expect("lower-side thread"), hi)
-                });
+                let (hi, lo) = pool::join(
+                    || side(self, ln_delta, tail, true),
+                    || side(lower, ln_delta_lo, tail_lo, false),
+                );
                 Ok((lo?, hi?))
             },
         )
@@ -777,11 +777,7 @@ impl Accountant {
                 ask(&self.factors(&lats), upper)
             })
         };
-        let (lo, hi) = std::thread::scope(|s| {
-            let h = s.spawn(|| side(false));
-            let hi = side(true);
-            (h.join().expect("lower-side thread"), hi)
-        });
+        let (hi, lo) = pool::join(|| side(true), || side(false));
         Ok((lo?, hi?))
     }
 }

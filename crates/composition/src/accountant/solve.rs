@@ -618,11 +618,7 @@ impl Solver {
                 Err(_) => Ok(None),
             }
         };
-        let (m, f) = std::thread::scope(|s| {
-            let h = s.spawn(|| end(vf, false));
-            let m = end(vm, true);
-            (m, h.join().expect("closing-pair thread"))
-        });
+        let (m, f) = super::pool::join(|| end(vm, true), || end(vf, false));
         Ok(match (m?, f?) {
             (Some(a), Some(b)) => Some((a, b)),
             _ => None,

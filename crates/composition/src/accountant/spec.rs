@@ -938,9 +938,8 @@ impl Composition {
         // The reverse direction's upper end on its first step (4× coarser than a forward
         // one's: it is usually far below) beside the split, on a third thread; refined
         // only if it is not below the forward direction's upper end.
-        let (a, early) = std::thread::scope(|s| {
-            let h = s.spawn(|| r.epsilon_side_at_step(ln_delta, r.first_step_below(), true));
-            (split(), h.join().expect("reverse-direction thread"))
+        let (a, early) = super::pool::join(split, || {
+            r.epsilon_side_at_step(ln_delta, r.first_step_below(), true)
         });
         let a = a?;
         let (upper, ln_upper, step) = match early {
@@ -1035,11 +1034,10 @@ impl Composition {
         };
         // Both directions' upper ends on the same step, side by side; the reverse one is
         // refined further only when that step does not settle it.
-        let (f, b) = std::thread::scope(|s| {
-            let h = s.spawn(|| r.epsilon_side_at_step(ln_delta, step, true));
-            let f = self.forward.epsilon_side_at_step(ln_delta, step, true);
-            (f, h.join().expect("reverse-direction thread"))
-        });
+        let (f, b) = super::pool::join(
+            || self.forward.epsilon_side_at_step(ln_delta, step, true),
+            || r.epsilon_side_at_step(ln_delta, step, true),
+        );
         if f? > threshold {
             return Ok(Some(false));
         }

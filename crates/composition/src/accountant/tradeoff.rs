@@ -64,11 +64,10 @@ impl Accountant {
         let step = self.initial_step(self.accuracy.unwrap_or(1e-4));
         let grids =
             self.grid_cells(step, self.ln_tail(LN_TAIL_MASS + 12.0), cap, Focus::Uniform)?;
-        let (lo_lat, hi_lat) = std::thread::scope(|s| {
-            let h = s.spawn(|| self.composed_lattice(&grids, false));
-            let hi = self.composed_lattice(&grids, true);
-            (h.join().expect("lower-side thread"), hi)
-        });
+        let (hi_lat, lo_lat) = super::pool::join(
+            || self.composed_lattice(&grids, true),
+            || self.composed_lattice(&grids, false),
+        );
         // The δ-larger (upper) side bounds f from below and vice versa.
         let below = Envelope::new(&hi_lat?);
         let above = Envelope::new(&lo_lat?);

@@ -107,6 +107,16 @@ thread_local! {
     static CURRENT: Cell<Option<(Work, u64)>> = const { Cell::new(None) };
 }
 
+/// Runs `f` with no meter current on this thread (the one before is restored after): a
+/// part of a split ([`super::pool`]) charges nothing to its caller's meter, wherever it
+/// runs, as on the freshly spawned thread such parts once had.
+pub(crate) fn detached<T>(f: impl FnOnce() -> T) -> T {
+    let prev = CURRENT.with(|c| c.replace(None));
+    let out = f();
+    CURRENT.with(|c| c.set(prev));
+    out
+}
+
 /// Charges `bins` to the current thread's meter (if any); an error if it was cancelled.
 pub(crate) fn charge(bins: u64) -> Result<()> {
     CURRENT.with(|c| {

@@ -708,13 +708,25 @@ impl Accountant {
         step: f64,
         upper: bool,
     ) -> Result<f64> {
+        self.epsilon_side_at_step_on(&self.work, ln_delta, step, upper)
+    }
+
+    /// [`Self::epsilon_side_at_step`] charging `work` (a meter set aside from this
+    /// one's, [`Work::aside`]).
+    pub(crate) fn epsilon_side_at_step_on(
+        &self,
+        work: &Work,
+        ln_delta: f64,
+        step: f64,
+        upper: bool,
+    ) -> Result<f64> {
         if !(ln_delta < 0.0 && ln_delta > -1e6) {
             return Err(out_of_range("ln delta", ln_delta, "(-1e6, 0)"));
         }
         let step = self.align(step);
         let tail = self.ln_tail(ln_delta);
         let grids = self.grid_cells(step, tail, f64::INFINITY, Focus::Epsilon(ln_delta))?;
-        self.work.metered(|| {
+        work.metered(|| {
             let lats = self.side_lattices(&grids, upper, tail)?;
             eps_at(
                 &self.factors(&lats),

@@ -1,30 +1,43 @@
 //! Helper threads kept for the life of the process, for the accountant's two-way and
-//! n-way splits (the two sides of a bracket, a law's cells between the cores).
+//! n-way splits (the two sides of a bracket, a law's cells between the cores, the
+//! reverse direction's first step beside the forward one).
 //!
 //! A thread spawned for each split did not run beside its parent for up to a scheduler
 //! tick: on this project's 2-core machines a new thread waits on its parent's core until
 //! the parent blocks or the load is balanced, 1–3 ms later (measured: a spawned thread
 //! started 0.2–3.1 ms after its spawn while the parent computed). DP-SGD at q = 1e-4,
 //! σ = 2, T = 1e3 takes about 10 ms in all, and each of its bracket's steps ran its two
-//! sides one after the other. A helper that has run once and waits on a channel is woken
-//! on the idle core within tens of microseconds.
+//! sides one after the other. A helper that has run once and waits on a condition
+//! variable is woken on the idle core within tens of microseconds.
 //!
-//! Work goes only to an idle helper and is never queued behind a busy one: a split whose
-//! helpers are all busy (a split inside a split, or another caller's) runs on the
-//! calling thread, so no thread ever waits on work that has not started and nesting
-//! cannot deadlock. Where each part runs never changes what it computes: a part runs
-//! with no work meter set, as on a freshly spawned thread ([`super::work::detached`]).
+//! A split offers its parts to the helpers through one queue and runs its first part
+//! itself; then it takes back every part no helper has started and runs it too, and
+//! waits only for parts already running. So a split never waits on work that has not
+//! started (nesting cannot deadlock), and a part offered while the helpers are busy is
+//! picked up by whichever thread is free first. Where a part runs never changes what it
+//! computes: every offered part runs with no work meter set, as on the freshly spawned
+//! thread such parts once had ([`super::work::detached`]).
 
+use std::collections::VecDeque;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
-/// A part handed to a helper, its borrowed lifetime erased (see [`dispatch`]).
-type Job = Box<dyn FnOnce() + Send + 'static>;
+/// An offered part, its borrowed lifetime erased (see [`Slot::offer`]).
+trait Runnable: Send + Sync {
+    /// Runs the part if no thread has taken it yet.
+    fn run_if_pending(&self);
+}
 
-/// The idle helpers' job channels.
+/// The queue of offered parts, and the helpers' wake-up.
 struct Pool {
-    idle: Mutex<Vec<Sender<Job>>>,
+    queue: Mutex<VecDeque<Arc<dyn Runnable>>>,
+    offered: Condvar,
+}
+
+/// Locks `m`, through a poisoned lock too (parts catch their panics; a poisoned lock
+/// holds consistent data).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The pool: one helper per core beyond the first, started on first use. Each helper
@@ -33,109 +46,163 @@ struct Pool {
 /// core instead of queueing it behind its parent.
 fn pool() -> &'static Pool {
     static POOL: OnceLock<Pool> = OnceLock::new();
-    POOL.get_or_init(|| {
+    static STARTED: OnceLock<()> = OnceLock::new();
+    let p = POOL.get_or_init(|| Pool {
+        queue: Mutex::new(VecDeque::new()),
+        offered: Condvar::new(),
+    });
+    STARTED.get_or_init(|| {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let (ready_tx, ready_rx) = channel::<()>();
-        let mut idle = Vec::new();
+        let ready = Arc::new((Mutex::new(0usize), Condvar::new()));
+        let mut started = 0;
         for i in 1..cores {
-            let (tx, rx) = channel::<Job>();
-            let ready = ready_tx.clone();
+            let ready = Arc::clone(&ready);
             let spawned = std::thread::Builder::new()
                 .name(format!("dpw-helper-{i}"))
                 .spawn(move || {
-                    let _ = ready.send(());
+                    *lock(&ready.0) += 1;
+                    ready.1.notify_all();
                     drop(ready);
-                    for job in rx {
-                        job();
-                    }
+                    helper(p);
                 });
-            // A helper that cannot be started leaves its part to the caller.
+            // Without a helper, every part runs on the thread that offered it.
             if spawned.is_ok() {
-                idle.push(tx);
+                started += 1;
             }
         }
-        drop(ready_tx);
-        for _ in 0..idle.len() {
-            let _ = ready_rx.recv();
+        let mut n = lock(&ready.0);
+        while *n < started {
+            n = ready.1.wait(n).unwrap_or_else(|e| e.into_inner());
         }
-        Pool {
-            idle: Mutex::new(idle),
-        }
-    })
-}
-
-/// Takes an idle helper's channel, if any.
-fn take_idle() -> Option<Sender<Job>> {
-    let mut idle = pool().idle.lock().unwrap_or_else(|e| e.into_inner());
-    idle.pop()
-}
-
-/// Hands `f` to the idle helper `helper`; its result (or its panic) arrives on the
-/// returned channel, which the caller must drain before `f`'s borrows end.
-fn dispatch<'a, R: Send + 'a>(
-    helper: Sender<Job>,
-    f: impl FnOnce() -> R + Send + 'a,
-) -> Receiver<std::thread::Result<R>> {
-    let (tx, rx) = channel::<std::thread::Result<R>>();
-    let me = helper.clone();
-    let job: Box<dyn FnOnce() + Send + 'a> = Box::new(move || {
-        let r = catch_unwind(AssertUnwindSafe(|| super::work::detached(f)));
-        // Idle again before the caller hears of the result, so that its next split finds
-        // this helper free.
-        pool()
-            .idle
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(me);
-        let _ = tx.send(r);
     });
-    // SAFETY: the job borrows data of lifetime 'a. Every caller receives from `rx`
-    // before it returns or unwinds (`join`, `map`), and the job sends its result only
-    // after `f` has run and been dropped: nothing borrowed is touched after the receive.
-    // The channel is empty once the result is received, so dropping it later drops no R.
-    let job: Job = unsafe { std::mem::transmute::<Box<dyn FnOnce() + Send + 'a>, Job>(job) };
-    if let Err(back) = helper.send(job) {
-        // The helper has gone (it never does: its jobs catch their panics); run the part
-        // here instead, so that the receive below still gets its result.
-        (back.0)();
+    p
+}
+
+/// A helper's loop: take the oldest offered part and run it (a part its caller took back
+/// meanwhile is skipped), else wait for one.
+fn helper(p: &'static Pool) {
+    loop {
+        let job = {
+            let mut q = lock(&p.queue);
+            loop {
+                if let Some(j) = q.pop_front() {
+                    break j;
+                }
+                q = p.offered.wait(q).unwrap_or_else(|e| e.into_inner());
+            }
+        };
+        job.run_if_pending();
     }
-    rx
+}
+
+/// Where an offered part stands.
+enum State<F, R> {
+    /// Not started: the closure, for whichever thread takes it.
+    Pending(F),
+    /// Taken by a thread, running.
+    Running,
+    /// Finished by a helper: its result, or its panic.
+    Done(std::thread::Result<R>),
+    /// Its result taken by the caller (nothing borrowed is left in the slot).
+    Collected,
+}
+
+/// One offered part and its result.
+struct Slot<F, R> {
+    state: Mutex<State<F, R>>,
+    done: Condvar,
+}
+
+impl<F: FnOnce() -> R + Send, R: Send> Runnable for Slot<F, R> {
+    fn run_if_pending(&self) {
+        let f = {
+            let mut s = lock(&self.state);
+            match std::mem::replace(&mut *s, State::Running) {
+                State::Pending(f) => f,
+                other => {
+                    *s = other;
+                    return;
+                }
+            }
+        };
+        let r = catch_unwind(AssertUnwindSafe(|| super::work::detached(f)));
+        *lock(&self.state) = State::Done(r);
+        self.done.notify_all();
+    }
+}
+
+impl<F: FnOnce() -> R + Send, R: Send> Slot<F, R> {
+    /// Offers `f` to the helpers; [`Self::collect`] must be called before `f`'s borrows
+    /// end.
+    fn offer(f: F) -> Arc<Self> {
+        let slot = Arc::new(Slot {
+            state: Mutex::new(State::Pending(f)),
+            done: Condvar::new(),
+        });
+        let erased: Arc<dyn Runnable + '_> = slot.clone();
+        // SAFETY: the slot may borrow data that outlives only the caller's frame. The
+        // caller calls `collect` before it returns or unwinds (`join`, `map`), which
+        // returns only once the part has run to its end or was taken back unstarted, and
+        // leaves the slot `Collected`: a helper that pops this entry later finds nothing
+        // to run, and dropping the slot then drops nothing borrowed.
+        let erased: Arc<dyn Runnable> = unsafe {
+            std::mem::transmute::<Arc<dyn Runnable + '_>, Arc<dyn Runnable + 'static>>(erased)
+        };
+        let p = pool();
+        lock(&p.queue).push_back(erased);
+        p.offered.notify_one();
+        slot
+    }
+
+    /// The part's result: run here if no helper took it, else waited for.
+    fn collect(&self) -> std::thread::Result<R> {
+        let mut s = lock(&self.state);
+        loop {
+            match std::mem::replace(&mut *s, State::Collected) {
+                State::Pending(f) => {
+                    *s = State::Running;
+                    drop(s);
+                    let r = catch_unwind(AssertUnwindSafe(|| super::work::detached(f)));
+                    *lock(&self.state) = State::Collected;
+                    return r;
+                }
+                State::Done(r) => return r,
+                State::Running => {
+                    *s = State::Running;
+                    s = self.done.wait(s).unwrap_or_else(|e| e.into_inner());
+                }
+                State::Collected => unreachable!("a part is collected once"),
+            }
+        }
+    }
 }
 
 /// The result of a part: resumes its panic on the caller's thread.
-fn collect<R>(r: std::thread::Result<R>) -> R {
+fn unwrap<R>(r: std::thread::Result<R>) -> R {
     match r {
         Ok(v) => v,
         Err(p) => resume_unwind(p),
     }
 }
 
-/// Runs `a` on this thread and `b` on an idle helper (when none is idle, `b` runs here
-/// after `a`); returns both results. `b` runs without a work meter wherever it runs, as
-/// a part on a spawned thread did; a panic in either is resumed here once both ended.
+/// Runs `a` on this thread while `b` is offered to the helpers (run here after `a` if
+/// none took it); returns both results. `b` runs without a work meter wherever it runs;
+/// a panic in either is resumed here once both ended.
 pub(crate) fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA,
     B: FnOnce() -> RB + Send,
     RB: Send,
 {
-    match take_idle() {
-        Some(helper) => {
-            let rx = dispatch(helper, b);
-            let ra = catch_unwind(AssertUnwindSafe(a));
-            let rb = rx.recv().expect("a helper's part always reports");
-            (collect(ra), collect(rb))
-        }
-        None => {
-            let ra = a();
-            (ra, super::work::detached(b))
-        }
-    }
+    let slot = Slot::offer(b);
+    let ra = catch_unwind(AssertUnwindSafe(a));
+    let rb = slot.collect();
+    (unwrap(ra), unwrap(rb))
 }
 
-/// `f` of every item, in the items' order: the items after the first go to idle helpers
-/// while there are any, the first and the rest run on this thread. Every call of `f`
-/// runs without a work meter; a panic is resumed here once every part ended.
+/// `f` of every item, in the items' order: the items after the first are offered to the
+/// helpers, the first runs here, then every item no helper took. Every call of `f` runs
+/// without a work meter; a panic is resumed here once every part ended.
 pub(crate) fn map<T, R, F>(items: Vec<T>, f: F) -> Vec<R>
 where
     T: Send,
@@ -143,35 +210,17 @@ where
     F: Fn(T) -> R + Sync,
 {
     let f = &f;
-    let mut here: Vec<(usize, T)> = Vec::new();
-    let mut away: Vec<(usize, Receiver<std::thread::Result<R>>)> = Vec::new();
-    for (i, item) in items.into_iter().enumerate() {
-        let helper = if i == 0 { None } else { take_idle() };
-        match helper {
-            Some(h) => away.push((i, dispatch(h, move || f(item)))),
-            None => here.push((i, item)),
-        }
-    }
-    let n = here.len() + away.len();
-    let mine = catch_unwind(AssertUnwindSafe(|| {
-        here.into_iter()
-            .map(|(i, item)| (i, super::work::detached(|| f(item))))
-            .collect::<Vec<_>>()
-    }));
-    let theirs: Vec<(usize, std::thread::Result<R>)> = away
-        .into_iter()
-        .map(|(i, rx)| (i, rx.recv().expect("a helper's part always reports")))
-        .collect();
-    let mut out: Vec<Option<R>> = (0..n).map(|_| None).collect();
-    for (i, v) in collect(mine) {
-        out[i] = Some(v);
-    }
-    for (i, r) in theirs {
-        out[i] = Some(collect(r));
-    }
-    out.into_iter()
-        .map(|v| v.expect("every part ran"))
-        .collect()
+    let mut items = items.into_iter();
+    let Some(first) = items.next() else {
+        return Vec::new();
+    };
+    let slots: Vec<_> = items.map(|x| Slot::offer(move || f(x))).collect();
+    let r0 = catch_unwind(AssertUnwindSafe(|| super::work::detached(|| f(first))));
+    let rest: Vec<std::thread::Result<R>> = slots.iter().map(|s| s.collect()).collect();
+    let mut out = Vec::with_capacity(rest.len() + 1);
+    out.push(unwrap(r0));
+    out.extend(rest.into_iter().map(unwrap));
+    out
 }
 
 #[cfg(test)]
@@ -180,7 +229,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// Both parts of a join run, borrowing the caller's data, each result where it
-    /// belongs; nested joins (the inner ones find the helpers busy) complete too.
+    /// belongs; nested joins (their parts offered while the helpers are busy) complete.
     #[test]
     fn joins_return_each_part_and_nest() {
         let data: Vec<u64> = (1..=1000).collect();
@@ -197,7 +246,7 @@ mod tests {
     }
 
     /// `map` keeps the items' order and runs every item once, from several callers at
-    /// once (so that some find every helper busy and run their parts themselves).
+    /// once (so that some parts are taken back by their callers, some run by helpers).
     #[test]
     fn map_keeps_order_and_runs_each_item_once() {
         let calls = AtomicUsize::new(0);
@@ -217,10 +266,37 @@ mod tests {
             }
         });
         assert_eq!(calls.load(Ordering::Relaxed), 4 * 50 * 7);
+        assert!(map(Vec::<u8>::new(), |x| x).is_empty());
     }
 
-    /// A panic in a helper's part reaches the caller, after the caller's own part ended,
-    /// and leaves the helper usable.
+    /// An offered part is run by a helper while the caller's own part is still running:
+    /// the caller's part waits until the other has started (on one core there is no
+    /// helper, and the test has nothing to show). The wait allows a minute, for a helper
+    /// busy with another test's part; a pool that never runs offered parts fails.
+    #[test]
+    fn an_offered_part_runs_beside_the_callers() {
+        if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+            return;
+        }
+        let started = std::sync::atomic::AtomicBool::new(false);
+        let (seen, _) = join(
+            || {
+                let t = std::time::Instant::now();
+                while !started.load(Ordering::SeqCst) {
+                    if t.elapsed() > std::time::Duration::from_secs(60) {
+                        return false;
+                    }
+                    std::thread::yield_now();
+                }
+                true
+            },
+            || started.store(true, Ordering::SeqCst),
+        );
+        assert!(seen, "no helper ran the offered part within a minute");
+    }
+
+    /// A panic in an offered part reaches the caller, after the caller's own part
+    /// ended, and leaves the pool usable.
     #[test]
     fn a_part_that_panics_is_resumed_by_the_caller_and_the_pool_goes_on() {
         let done_here = AtomicUsize::new(0);
@@ -245,8 +321,8 @@ mod tests {
         assert_eq!(map(vec![4, 5], |x: i32| x + 1), vec![5, 6]);
     }
 
-    /// A part runs without the caller's work meter, on a helper or here: what it
-    /// charges is never the caller's (a spawned thread started without one too).
+    /// An offered part runs without the caller's work meter, on a helper or here: what
+    /// it charges is never the caller's (a spawned thread started without one too).
     #[test]
     fn parts_run_without_the_callers_meter() {
         let w = super::super::work::Work::new(None);

@@ -880,12 +880,35 @@ impl Composition {
     }
 
     /// Certified bracket of ε(δ): the larger over the two directions. The reverse
-    /// direction is refined only while it may exceed the forward one's lower end.
+    /// direction is refined only while it may exceed the forward one's lower end; its
+    /// first step's upper end is computed beside the forward refinement (on the core
+    /// that refinement leaves idle between its windows), and where it is already at most
+    /// the forward lower end the reverse direction is settled, as its refinement would
+    /// find on that same first step (the answer is the same to the bit).
     pub fn epsilon(&self, delta: f64) -> crate::error::Result<super::Answer> {
-        let a = self.forward.epsilon(delta)?;
         let up = match &self.reverse {
-            None => a,
-            Some(r) => max_answer(a, r.epsilon_ln_until(delta.ln(), a.lower)?),
+            None => self.forward.epsilon(delta)?,
+            Some(r) => {
+                let ln_delta = delta.ln();
+                let first = r.first_step_below();
+                let aside = r.work().aside();
+                let (a, early) = super::pool::join(
+                    || self.forward.epsilon(delta),
+                    || r.epsilon_side_at_step_on(&aside, ln_delta, first, true),
+                );
+                // Counted after the forward refinement, whose budget checks it must not
+                // reach at a moment set by the threads.
+                r.work().absorb(&aside);
+                let a = a?;
+                match early {
+                    // What `max_answer` of `a` and the reverse direction's first step gives.
+                    Ok(up) if up <= a.lower => super::Answer {
+                        step: a.step.min(first),
+                        ..a
+                    },
+                    _ => max_answer(a, r.epsilon_ln_until(ln_delta, a.lower)?),
+                }
+            }
         };
         match &self.lower {
             None => Ok(up),
@@ -938,9 +961,13 @@ impl Composition {
         // The reverse direction's upper end on its first step (4× coarser than a forward
         // one's: it is usually far below) beside the split, on a third thread; refined
         // only if it is not below the forward direction's upper end.
+        let aside = r.work().aside();
         let (a, early) = super::pool::join(split, || {
-            r.epsilon_side_at_step(ln_delta, r.first_step_below(), true)
+            r.epsilon_side_at_step_on(&aside, ln_delta, r.first_step_below(), true)
         });
+        // Counted after the split, whose budget checks it must not reach at a moment set
+        // by the threads.
+        r.work().absorb(&aside);
         let a = a?;
         let (upper, ln_upper, step) = match early {
             Ok(up) if up <= a.upper => (a.upper, a.ln_upper, a.step),

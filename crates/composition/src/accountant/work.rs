@@ -35,7 +35,8 @@ impl Default for Work {
 struct Inner {
     done: AtomicU64,
     budget: AtomicU64,
-    cancelled: AtomicBool,
+    /// Shared with the meters set [`Work::aside`] from this one.
+    cancelled: Arc<AtomicBool>,
     hit: AtomicBool,
 }
 
@@ -82,6 +83,27 @@ impl Work {
     /// Asks every computation on this meter to stop at its next window (from any thread).
     pub fn cancel(&self) {
         self.inner.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    /// A meter for work done beside a computation on this one (the reverse direction's
+    /// first step beside the forward refinement): it shares this meter's cancellation,
+    /// has no budget, and its count joins this one only by [`Self::absorb`], where the
+    /// program puts it. Charged here directly, that work would reach a budget checked
+    /// meanwhile sooner or later as the threads happened to run.
+    pub(crate) fn aside(&self) -> Work {
+        let inner = Inner {
+            budget: AtomicU64::new(u64::MAX),
+            cancelled: Arc::clone(&self.inner.cancelled),
+            ..Inner::default()
+        };
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// Adds the work counted on `other` (a meter set [`Self::aside`]).
+    pub(crate) fn absorb(&self, other: &Work) {
+        self.inner.done.fetch_add(other.done(), Ordering::Relaxed);
     }
 
     /// Whether [`Self::cancel`] was called.

@@ -38,7 +38,7 @@
 //! `sampling=allocation` in a SPEC takes these laws ([`super::spec::MechanismSpec::laws`]
 //! and `lower_laws`).
 
-use super::fft::{eta, fast_len, forward_inverse};
+use super::fft::{eta, fast_len, transforms};
 use super::law::{gauss_legendre8, log_add, DiscreteLaw, LossLaw, CELL_REL_ERR};
 use super::max_statistic::MAX_STEPS;
 use crate::error::{out_of_range, Result};
@@ -557,8 +557,7 @@ fn tilted_transform(ln_a: &[f64], theta: f64, s: f64, n: usize) -> Vec<Complex<f
             out[i].re = (x + theta * i as f64 - s).exp();
         }
     }
-    let (fwd, _) = forward_inverse(n);
-    fwd.process(&mut out);
+    transforms(n).forward(&mut out);
     out
 }
 
@@ -631,7 +630,7 @@ fn convolve(
         .iter()
         .map(|_| (vec![0.0; len], vec![0.0; len]))
         .collect();
-    let (_, inv) = forward_inverse(n);
+    let inv = transforms(n);
     let scale = 1.0 / n as f64;
     // Each tilt that is least somewhere: the products it serves and the arrays they need.
     let mut jobs: Vec<(usize, Vec<bool>)> = Vec::new();
@@ -672,7 +671,7 @@ fn convolve(
                 tr[q].as_ref().expect("transformed"),
             );
             let mut c: Vec<Complex<f64>> = ta.iter().zip(tb).map(|(x, y)| x * y).collect();
-            inv.process(&mut c);
+            inv.inverse(&mut c);
             let ln_s = norms[j][p].0 + norms[j][q].0;
             for k in 0..len {
                 if winner[pi][k] as usize == j {

@@ -797,8 +797,7 @@ impl TiltedSum {
 
         // The work of this window (docs/accountant.md §6.1), and a cancellation point.
         super::work::charge(n as u64 * (factors.len() as u64 + 1))?;
-        // The lower side plans the inverse first: beside the upper side, one each.
-        let (fwd, inv) = super::fft::forward_inverse_from(n, side == Some(false));
+        let tf = super::fft::transforms(n);
         let e_fft = super::fft::eta(n);
         // A large window's work arrays wait for any other's to be freed (`pages`); the
         // guard outlives them (it is dropped last).
@@ -865,7 +864,7 @@ impl TiltedSum {
                 buf[p].re += v;
                 entries.push((p, v));
             }
-            fwd.process(&mut buf);
+            tf.forward(&mut buf);
             let c = f.count as f64;
             // The transform's error, and the inputs' (their ℓ1 bounds every frequency).
             let e = e_fft * l1 + v_err;
@@ -1028,7 +1027,7 @@ impl TiltedSum {
         drop(lmag);
         drop(ratio);
         drop(powerr);
-        inv.process(&mut buf);
+        tf.inverse(&mut buf);
         let nf = n as f64;
         let err_bin = err_sum / nf + e_fft * abs_sum / nf + 4.0 * U;
         let mut values = filled(n, 0.0);

@@ -216,6 +216,22 @@ impl Accountant {
         self.first_step(self.accuracy.unwrap_or(1e-4), 0.0)
     }
 
+    /// The grid step an ε(δ) refinement asked only whether its answer may exceed another's
+    /// evaluates first ([`Self::epsilon_ln_until`]'s): [`Self::first_step_below`], or the
+    /// pilot over a wide law's range ([`Steps::start_coarse`]), whose step can be orders
+    /// coarser (bounded noise at δ = 1e-126: computed on the step below instead, one side
+    /// of the reverse direction of a hostile case took 15 s where the refinement took 0.5).
+    pub(crate) fn first_step_until(&self, ln_delta: f64) -> f64 {
+        let tail = self.ln_tail(ln_delta);
+        Steps::start_coarse(
+            self.first_step_below(),
+            self.widest_range(tail, f64::INFINITY),
+            self.coarse_start(0.0),
+            |d| self.align(d),
+        )
+        .d
+    }
+
     /// The first step of a refinement: [`Self::initial_step`], or 4× coarser when the
     /// answer is only needed if it may exceed another (`below` finite: the reverse
     /// direction of a composition, usually far below the forward one, where a bracket

@@ -890,7 +890,7 @@ impl Composition {
             None => self.forward.epsilon(delta)?,
             Some(r) => {
                 let ln_delta = delta.ln();
-                let first = r.first_step_below();
+                let first = r.first_step_until(ln_delta);
                 let aside = r.work().aside();
                 let (a, early) = super::pool::join(
                     || self.forward.epsilon(delta),
@@ -1261,4 +1261,55 @@ fn compose(laws: Vec<(Laws, &MechanismSpec)>) -> Result<Composition, SpecError> 
         lower: None,
         accuracy: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ε(δ) with the reverse direction's first step beside the forward refinement is the
+    /// answer of the two one after the other (`max_answer` of the forward refinement and
+    /// the reverse one refined until below the forward lower end), to the bit, and costs
+    /// no more work than that by more than one side of the reverse's first step: DP-SGD
+    /// at one tenth of an expected use (settled by that step), and bounded noise beside a
+    /// subsampled Gaussian at δ = 1e-126, whose reverse refinement starts at a pilot step
+    /// over bounded noise's wide range (the beside step once took the step below it,
+    /// 1.4e7 bins where the sequential answer took 2.4e6).
+    #[test]
+    fn the_reverse_step_beside_gives_the_sequential_answer() {
+        let cases: [(&[&str], f64); 2] = [
+            (&["subsampled-gaussian:sigma=2,q=1e-4,count=1000"], 1e-6),
+            (
+                &[
+                    "bounded:family=exp,radius=300",
+                    "subsampled-gaussian:sigma=5,q=3.83e-09,group=3,count=10",
+                ],
+                1e-126,
+            ),
+        ];
+        for (specs, delta) in cases {
+            let specs: Vec<MechanismSpec> = specs.iter().map(|s| s.parse().unwrap()).collect();
+            let (w_beside, w_seq) = (
+                crate::accountant::Work::default(),
+                crate::accountant::Work::default(),
+            );
+            let beside = accountant(&specs).unwrap().with_work(w_beside.clone());
+            let got = beside.epsilon(delta).unwrap();
+            let seq = accountant(&specs).unwrap().with_work(w_seq.clone());
+            let a = seq.forward.epsilon(delta).unwrap();
+            let r = seq.reverse.as_ref().expect("an asymmetric composition");
+            let want = max_answer(a, r.epsilon_ln_until(delta.ln(), a.lower).unwrap());
+            let bits = |x: &super::super::Answer| {
+                [x.lower, x.estimate, x.upper, x.ln_lower, x.ln_upper, x.step].map(f64::to_bits)
+            };
+            assert_eq!(bits(&got), bits(&want), "{specs:?}: {got:?} vs {want:?}");
+            assert_eq!(got.accuracy_met, want.accuracy_met);
+            assert!(
+                w_beside.done() as f64 <= 1.5 * w_seq.done() as f64,
+                "{specs:?}: work {} beside against {} one after the other",
+                w_beside.done(),
+                w_seq.done()
+            );
+        }
+    }
 }

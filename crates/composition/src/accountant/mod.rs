@@ -210,26 +210,26 @@ impl Accountant {
         self.align(s * (0.9 * (acc / 0.4).sqrt()).min(0.25))
     }
 
-    /// The first step of a refinement asked only whether its answer may exceed another's
-    /// (a reverse direction: [`Self::first_step`] with `below` finite).
-    pub(crate) fn first_step_below(&self) -> f64 {
-        self.first_step(self.accuracy.unwrap_or(1e-4), 0.0)
+    /// The grid step an ε(δ) refinement asked only whether its answer may exceed another's
+    /// evaluates first ([`Self::epsilon_ln_until`]'s): [`Self::first_step`] with `below`
+    /// finite (4× coarser than a forward direction's), or the pilot over a wide law's
+    /// range ([`Steps::start_coarse`]), whose step can be orders coarser (bounded noise at
+    /// δ = 1e-126: computed on the step below instead, one side of the reverse direction
+    /// of a hostile case took 15 s where the refinement took 0.5).
+    pub(crate) fn first_step_until(&self, ln_delta: f64) -> f64 {
+        self.start_steps(ln_delta, 0.0).d
     }
 
-    /// The grid step an ε(δ) refinement asked only whether its answer may exceed another's
-    /// evaluates first ([`Self::epsilon_ln_until`]'s): [`Self::first_step_below`], or the
-    /// pilot over a wide law's range ([`Steps::start_coarse`]), whose step can be orders
-    /// coarser (bounded noise at δ = 1e-126: computed on the step below instead, one side
-    /// of the reverse direction of a hostile case took 15 s where the refinement took 0.5).
-    pub(crate) fn first_step_until(&self, ln_delta: f64) -> f64 {
-        let tail = self.ln_tail(ln_delta);
+    /// The step schedule an ε(δ) refinement at `ln δ` starts from (`below` finite: one
+    /// asked only whether its answer may exceed another's): the first step, or a pilot.
+    fn start_steps(&self, ln_delta: f64, below: f64) -> Steps {
+        let acc = self.accuracy.unwrap_or(1e-4);
         Steps::start_coarse(
-            self.first_step_below(),
-            self.widest_range(tail, f64::INFINITY),
-            self.coarse_start(0.0),
+            self.first_step(acc, below),
+            self.widest_range(self.ln_tail(ln_delta), f64::INFINITY),
+            self.coarse_start(below),
             |d| self.align(d),
         )
-        .d
     }
 
     /// The first step of a refinement: [`Self::initial_step`], or 4× coarser when the
@@ -594,14 +594,8 @@ impl Accountant {
         step: impl Fn(f64, Option<(f64, f64)>) -> Result<(f64, f64)>,
     ) -> Result<Answer> {
         let acc = self.accuracy.unwrap_or(1e-4);
-        let tail = self.ln_tail(ln_delta);
         let align = |d| self.align(d);
-        let mut steps = Steps::start_coarse(
-            self.first_step(acc, below),
-            self.widest_range(tail, f64::INFINITY),
-            self.coarse_start(below),
-            align,
-        );
+        let mut steps = self.start_steps(ln_delta, below);
         let mut last: Option<Answer> = None;
         for _ in 0..16 {
             let r =

@@ -284,7 +284,7 @@ impl LossLaw for SubsampledLaw {
             // (0.08–0.31 at q = 1e-2, T = 10), so on 1.12 times it (about 1.25 times as
             // wide) it stays within 0.9 (at δ = 1e-3, where ε is small or 0, it can miss,
             // and a second step follows, as after the pilot).
-            return if ratio <= LIGHT_TAIL { 1.12 * s } else { s };
+            return if self.light_tail() { 1.12 * s } else { s };
         }
         let fade = ((100.0 / uses).ln() / (100.0f64 / 3.0).ln()).clamp(0.0, 1.0);
         s * (1.0 + 0.5 * (ratio - 1.0) * fade).min(3.0)
@@ -302,9 +302,7 @@ impl LossLaw for SubsampledLaw {
         // a light-tailed Gaussian base, whose scale's step is near the one needed
         // (`step_scale`): there the pilot cost as much as the step it chose (DP-SGD at
         // q = 1e-4, σ = 2, T = 1e3: a third of the answer's time).
-        let light =
-            self.base == Base::Gaussian && self.q <= 0.05 && self.tail_ratio() <= LIGHT_TAIL;
-        if count as f64 * self.q <= 1.0 && !light {
+        if count as f64 * self.q <= 1.0 && !self.light_tail() {
             4.0
         } else {
             1.0
@@ -338,6 +336,12 @@ impl SubsampledLaw {
         } else {
             m2.exp_m1().sqrt() / self.mu
         }
+    }
+
+    /// A Gaussian base at q ≤ 0.05 with a tail ratio of at most [`LIGHT_TAIL`]: at most
+    /// one expected use then starts near the loss scale's step, without a pilot.
+    fn light_tail(&self) -> bool {
+        self.base == Base::Gaussian && self.q <= 0.05 && self.tail_ratio() <= LIGHT_TAIL
     }
 
     /// [`LossLaw::cell`] with `y` at the cell's ends given where known (`y_a`, `y_b`:

@@ -1019,9 +1019,9 @@ impl TiltedSum {
             );
         }
         // Each left-out frequency moves every bin by at most e^{ln_cut}/n (its magnitude
-        // bound e^{lmag} includes the transform's error): charged at twice
-        // that. Far below the window's other terms (err_sum ≥ c·e, about 1e-14, whose own
-        // slack covers this sum's rounding), it seldom moves err_sum's bits at all.
+        // bound e^{lmag} includes the transform's error): charged at twice that. Far
+        // below the window's other terms (err_sum ≥ c·e, about 1e-14, whose own slack
+        // covers this sum's rounding), it seldom moves err_sum's bits at all.
         err_sum += dropped as f64 * drop_charge;
         drop(acc);
         drop(lmag);

@@ -71,6 +71,44 @@ pub struct ScheduleNote {
     pub q_rounded: bool,
 }
 
+/// The most bytes a schedule file may hold (16 MiB, about a million rows): a larger file,
+/// or an endless one such as `/dev/zero`, is refused after reading that much, never read
+/// whole into memory.
+pub const MAX_SCHEDULE_BYTES: u64 = 16 << 20;
+
+/// The text of a schedule file of at most [`MAX_SCHEDULE_BYTES`], its lines ended by LF,
+/// CRLF or a CR alone (all read as line ends). An error is one line: the file, what is
+/// wrong and what is allowed.
+pub fn read_schedule_text(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    let shown = crate::error::excerpt(&path.display().to_string());
+    let cannot = |e: std::io::Error| format!("cannot read '{shown}': {e}");
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(cannot)?
+        .take(MAX_SCHEDULE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_SCHEDULE_BYTES {
+        return Err(format!(
+            "'{shown}' holds more than {} MiB, the most a schedule file may hold (about a \
+             million rows); merge the rows of equal sigma and q",
+            MAX_SCHEDULE_BYTES >> 20
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "'{shown}' is not UTF-8 text (byte {})",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    Ok(if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        text
+    })
+}
+
 /// Default work budget of `dpw account` (bins transformed): about a minute on the
 /// reference machine's 2 cores; the hardest cases the README measures need a third of it.
 pub const DEFAULT_MAX_WORK: f64 = 6e8;
@@ -116,16 +154,12 @@ impl AccountRequest {
         let schedule = match schedule {
             None => None,
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    (
-                        "--schedule".to_string(),
-                        format!("cannot read '{path}': {e}"),
-                    )
-                })?;
+                let text = read_schedule_text(std::path::Path::new(path))
+                    .map_err(|e| ("--schedule".to_string(), e))?;
                 let segments = parse_csv(&text).map_err(|e| {
                     (
                         format!("--schedule {path}: line {}: {}", e.line, e.key),
-                        e.message,
+                        crate::error::shorten_quotes(&e.message),
                     )
                 })?;
                 Some(ScheduleInput {
@@ -345,6 +379,12 @@ impl AccountRequest {
         } else {
             (answer, None)
         };
+        // δ and a power are probabilities: every end into [0, 1] (a certified upper end
+        // rounded outward past 1, e.g. 1.0000000000000004, is still certified at 1).
+        let (answer, poisson_claim) = match self.query {
+            Query::Delta(_) => (answer, poisson_claim),
+            _ => (clamp_probability(answer), poisson_claim.map(|c| c.min(1.0))),
+        };
         Ok(AccountResult {
             answer,
             seconds: start.elapsed().as_secs_f64(),
@@ -488,6 +528,34 @@ impl AccountRequest {
             Query::Epsilon(_) => "delta",
             Query::AtFpr(_) => "tpr",
         }
+    }
+}
+
+/// A bracket of a probability (δ or a power) with its ends in `[0, 1]` and the estimate
+/// between them; their logarithms at most 0. An infinite upper end (none certified, §2.9)
+/// stays infinite.
+fn clamp_probability(a: Answer) -> Answer {
+    let lower = a.lower.clamp(0.0, 1.0);
+    let upper = if a.upper.is_finite() {
+        a.upper.clamp(lower, 1.0)
+    } else {
+        a.upper
+    };
+    Answer {
+        lower,
+        upper,
+        estimate: if a.upper.is_finite() {
+            a.estimate.clamp(lower, upper)
+        } else {
+            a.estimate.clamp(0.0, 1.0)
+        },
+        ln_lower: a.ln_lower.min(0.0),
+        ln_upper: if a.upper.is_finite() {
+            a.ln_upper.min(0.0)
+        } else {
+            a.ln_upper
+        },
+        ..a
     }
 }
 
@@ -677,28 +745,48 @@ fn kind_params(m: &MechanismSpec) -> serde_json::Value {
     }
 }
 
-/// JSON: an object with the CSV's fields (numbers; a δ below `f64`'s range as its
-/// scientific-notation string), `ln_lower`/`ln_upper`, the grid step, whether the
+/// JSON: an object with the CSV's fields as numbers (never strings), `ln_lower`,
+/// `ln_estimate` and `ln_upper` (their natural logarithms, which keep a δ below `f64`'s
+/// range: the numbers then hold the nearest double on the safe side, 0 for a lower end
+/// and at least the least subnormal 5e-324 for an upper end), the grid step, whether the
 /// requested accuracy was met, and the parsed request.
 pub fn render_json(req: &AccountRequest, r: &AccountResult) -> String {
-    let [lo, est, hi] = values(req, r);
-    let num = |s: &str| -> serde_json::Value {
-        if s.is_empty() {
-            // No such end (a lower-bound-only answer, §2.9).
-            return serde_json::Value::Null;
-        }
-        s.parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite() && (*v != 0.0 || s.trim_start_matches('-').starts_with('0')))
-            .map(serde_json::Value::from)
-            .unwrap_or_else(|| serde_json::Value::String(s.to_string()))
-    };
     let fin = |v: f64| -> serde_json::Value {
         if v.is_finite() {
             v.into()
         } else {
             serde_json::Value::Null
         }
+    };
+    let a = &r.answer;
+    // No estimate and no upper end when only the lower end is certified (§2.9).
+    let only_lower = r.poisson_claim.is_some();
+    let upper = if a.upper == 0.0 && a.ln_upper.is_finite() {
+        // Below the least subnormal: that is an upper end on the safe side.
+        f64::from_bits(1)
+    } else {
+        a.upper
+    };
+    let ln_estimate = if a.estimate >= f64::MIN_POSITIVE {
+        a.estimate.ln()
+    } else {
+        // The estimate is the geometric midpoint (for δ): from the logarithms.
+        0.5 * (a.ln_lower + a.ln_upper)
+    };
+    let (estimate, upper, ln_estimate, ln_upper) = if only_lower {
+        (
+            serde_json::Value::Null,
+            serde_json::Value::Null,
+            serde_json::Value::Null,
+            serde_json::Value::Null,
+        )
+    } else {
+        (
+            fin(a.estimate),
+            fin(upper),
+            fin(ln_estimate),
+            fin(a.ln_upper),
+        )
     };
     let request = JsonRequest {
         mechanisms: req
@@ -743,12 +831,13 @@ pub fn render_json(req: &AccountRequest, r: &AccountResult) -> String {
     };
     let v = serde_json::json!({
         "quantity": req.quantity(),
-        "lower": num(&lo),
-        "estimate": num(&est),
-        "upper": num(&hi),
+        "lower": fin(a.lower),
+        "estimate": estimate,
+        "upper": upper,
         "seconds": r.seconds,
-        "ln_lower": fin(r.answer.ln_lower),
-        "ln_upper": fin(r.answer.ln_upper),
+        "ln_lower": fin(a.ln_lower),
+        "ln_estimate": ln_estimate,
+        "ln_upper": ln_upper,
         "step": fin(r.answer.step),
         "accuracy_met": r.answer.accuracy_met,
         "work": r.work,

@@ -1915,6 +1915,142 @@ fn account_schedule_composes_its_segments_and_refuses_a_bad_row_naming_file_line
     assert!(stdout(&o).is_empty());
 }
 
+/// Issue 57 §5 (1, 2): a schedule file is read up to 16 MiB, never whole (`/dev/zero`
+/// grew to 2 GB); a file of lines ended by CR alone reads as lines (it was one line,
+/// echoed whole, 249 kB, into the error); a refusal quotes only an excerpt of the line.
+#[test]
+fn account_schedule_is_read_up_to_a_cap_cr_lines_parse_and_errors_quote_an_excerpt() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = |args: &[&str], want: &str| {
+        let o = dpw(dir.path(), args);
+        let e = stderr(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            &e[..e.len().min(300)]
+        );
+        assert_eq!(e.lines().count(), 1, "{}", &e[..e.len().min(300)]);
+        assert!(
+            e.len() < 400,
+            "{} bytes: {}",
+            e.len(),
+            &e[..e.len().min(300)]
+        );
+        assert!(e.contains(want), "{e}");
+        assert!(stdout(&o).is_empty());
+    };
+    // Past the cap: refused after reading 16 MiB, saying so.
+    let big = "sigma,q,count\n".to_string() + &"1.0,0.01,1\n".repeat(1_600_000);
+    std::fs::write(dir.path().join("big.csv"), big).unwrap();
+    refused(
+        &["account", "--schedule", "big.csv", "--delta", "1e-6"],
+        "16 MiB",
+    );
+    #[cfg(unix)]
+    refused(
+        &["account", "--schedule", "/dev/zero", "--delta", "1e-6"],
+        "16 MiB",
+    );
+    // CR-only line ends: the same answer as LF.
+    let rows = ["sigma,q,count", "1.2,0.01,300", "0.9,0.02,200", ""];
+    std::fs::write(dir.path().join("lf.csv"), rows.join("\n")).unwrap();
+    std::fs::write(dir.path().join("cr.csv"), rows.join("\r")).unwrap();
+    let csv = |f: &str| {
+        let o = dpw(
+            dir.path(),
+            &[
+                "account",
+                "--schedule",
+                f,
+                "--delta",
+                "1e-6",
+                "--format",
+                "csv",
+            ],
+        );
+        assert!(o.status.success(), "{f}: {}", stderr(&o));
+        stdout(&o)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .rsplit_once(',')
+            .unwrap()
+            .0
+            .to_string()
+    };
+    assert_eq!(csv("cr.csv"), csv("lf.csv"));
+    // One 250 kB line (no line end at all): an excerpt of it, not the line.
+    let long = "sigma,q,count1.0,0.01,10".repeat(10_000);
+    std::fs::write(dir.path().join("long.csv"), &long).unwrap();
+    refused(
+        &["account", "--schedule", "long.csv", "--delta", "1e-6"],
+        "characters)",
+    );
+}
+
+/// Issue 57 §5 (3, 4): a certified δ or power is at most 1 (an upper end rounded outward
+/// had printed 1.0000000000000004), and `--format json` keeps every end a number below the
+/// doubles' range (it wrote "5.09019662439e-1790" as a string), with `ln_*` beside it.
+#[test]
+fn account_probabilities_stay_in_0_1_and_json_ends_stay_numbers_below_the_doubles() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut a = vec!["account"];
+        a.extend_from_slice(args);
+        let o = dpw(dir.path(), &a);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        stdout(&o)
+    };
+    for mech in ["rr:epsilon=50", "gaussian:sigma=0.1,count=100"] {
+        let csv = run(&["--mechanism", mech, "--epsilon", "0", "--format", "csv"]);
+        let v: Vec<f64> = csv
+            .lines()
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .skip(1)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert!(v[0] <= v[1] && v[1] <= v[2] && v[2] <= 1.0, "{mech}: {csv}");
+        let j: serde_json::Value = serde_json::from_str(&run(&[
+            "--mechanism",
+            mech,
+            "--epsilon",
+            "0",
+            "--format",
+            "json",
+        ]))
+        .unwrap();
+        assert!(j["upper"].as_f64().unwrap() <= 1.0, "{mech}: {j}");
+        assert!(j["ln_upper"].as_f64().unwrap() <= 0.0, "{mech}: {j}");
+        let table = run(&["--mechanism", mech, "--epsilon", "0"]);
+        assert!(!table.contains("1.0000000000000004"), "{table}");
+    }
+    // δ below 2.2e-308 (subnormal) and below 5e-324 (from its logarithm only).
+    for (mech, eps) in [("gaussian:sigma=1", "38"), ("gaussian:sigma=0.5", "200")] {
+        let j: serde_json::Value = serde_json::from_str(&run(&[
+            "--mechanism",
+            mech,
+            "--epsilon",
+            eps,
+            "--format",
+            "json",
+        ]))
+        .unwrap();
+        for k in ["lower", "estimate", "upper", "ln_upper"] {
+            assert!(j[k].is_number(), "{mech} {eps}: {k}: {j}");
+        }
+        let (lo, hi) = (j["lower"].as_f64().unwrap(), j["upper"].as_f64().unwrap());
+        let ln_hi = j["ln_upper"].as_f64().unwrap();
+        // The upper end never below its logarithm's value: at least 5e-324.
+        assert!(hi > 0.0 && lo <= hi && hi < 1e-300 && ln_hi < -690.0, "{j}");
+        if let Some(ln_lo) = j["ln_lower"].as_f64() {
+            assert!(ln_lo <= ln_hi && j["ln_estimate"].as_f64().is_some(), "{j}");
+        }
+    }
+}
+
 #[test]
 fn account_shuffle_reports_a_lower_bound_only_beside_the_poisson_claim() {
     let dir = tempfile::tempdir().unwrap();

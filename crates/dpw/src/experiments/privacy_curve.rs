@@ -150,12 +150,18 @@ fn series_inputs(
             }
             (None, Some(path)) => {
                 let key = format!("{at}[{i}].schedule");
-                let text = std::fs::read_to_string(dir.join(path))
-                    .map_err(|e| KeyError::new(&key, format!("cannot read '{path}': {e}")))?;
+                // At most MAX_SCHEDULE_BYTES read, lines ended by LF, CRLF or CR.
+                let text = crate::account::read_schedule_text(&dir.join(path))
+                    .map_err(|e| KeyError::new(&key, e))?;
                 let segments = parse_csv(&text).map_err(|e| {
                     KeyError::new(
                         &key,
-                        format!("'{path}' line {}: {}: {}", e.line, e.key, e.message),
+                        format!(
+                            "'{path}' line {}: {}: {}",
+                            e.line,
+                            e.key,
+                            crate::error::shorten_quotes(&e.message)
+                        ),
                     )
                 })?;
                 let a = accounted(&segments, accuracy, MAX_EXACT_LAWS)

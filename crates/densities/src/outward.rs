@@ -84,6 +84,17 @@ pub fn div_up(a: f64, b: f64) -> f64 {
     }
 }
 
+/// Lower bound on `a/b` for finite `a ≥ 0`, `b > 0`.
+pub fn div_down(a: f64, b: f64) -> f64 {
+    let q = a / b;
+    // q·b − a > 0 ⇔ q > a/b (b > 0), decided exactly by fma.
+    if q.is_finite() && q.mul_add(b, -a) > 0.0 {
+        down(q)
+    } else {
+        q
+    }
+}
+
 /// `(lower, upper)` bounds on `a − b` (finite): the rounded difference, moved one ulp
 /// where Knuth's TwoSum shows it inexact, on the side it fell.
 pub fn sub_bounds(a: f64, b: f64) -> (f64, f64) {

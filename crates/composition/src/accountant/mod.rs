@@ -59,6 +59,7 @@ pub mod solve;
 pub mod spec;
 mod steps;
 pub mod subsampled;
+pub mod symmetrized;
 pub mod tilted;
 pub mod tradeoff;
 pub mod work;

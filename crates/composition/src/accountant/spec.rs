@@ -25,10 +25,10 @@ use super::law::{BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, L
 use super::max_statistic::MaxStatisticLaw;
 use super::mixture::MixtureLaw;
 use super::revealed::{RevealedMixture, SharedPart, Side};
-use super::subsampled::{Base, Direction, SubsampledLaw};
+use super::subsampled::{symmetrized, Base, Direction, SubsampledLaw};
 use super::MAX_COUNT;
 use densities::bounded::BoundedFamily;
-use densities::outward::{div_up, mul_up};
+use densities::outward::{div_down, div_up, mul_up};
 use std::fmt;
 use std::sync::Arc;
 
@@ -674,9 +674,19 @@ impl MechanismSpec {
                         Some(Box::new(l.add_upper.clone())),
                     ))
                 }
-                // A fixed-size batch under either relation: Poisson's add/remove pair at
-                // q = batch/n with twice the shift (docs/accountant.md §2.7).
-                (Sampling::Fixed { .. }, _, _) => pair(div_up(2.0 * one, scale)),
+                // A fixed-size batch under add/remove: Poisson's add/remove pair at
+                // q = batch/n with twice the shift (docs/accountant.md §2.7); the larger
+                // dataset's output is always the mixture, so each order composes alone.
+                (Sampling::Fixed { .. }, Neighbours::AddRemove, _) => {
+                    pair(div_up(2.0 * one, scale))
+                }
+                // Under replace-one the adversary picks each step's order: the
+                // symmetrised pair, which dominates both (§2.7, "Adaptive order"); the
+                // lower ends come from the orders composed alone (`lower_laws`).
+                (Sampling::Fixed { .. }, Neighbours::ReplaceOne, _) => {
+                    let mu = div_up(2.0 * one, scale);
+                    Ok((Box::new(symmetrized(base, mu, q).map_err(err(mu))?), None))
+                }
                 (Sampling::Poisson, Neighbours::AddRemove, 1) => pair(div_up(one, scale)),
                 (Sampling::Poisson, relation, group) => {
                     let mu = div_up(one, scale);
@@ -778,12 +788,47 @@ impl MechanismSpec {
     /// [`Self::laws`] (whose upper ends hold): the dominated pair of a balls-in-bins epoch
     /// (§2.10). `None` for every other mechanism, whose two ends come from one law.
     pub fn lower_laws(&self) -> Result<Option<Laws>, SpecError> {
+        if let Some(l) = self.fixed_replace_one_lower()? {
+            return Ok(Some(l));
+        }
         Ok(self.allocation_laws()?.map(|l| -> Laws {
             (
                 Box::new(l.remove_lower.clone()),
                 Some(Box::new(l.add_lower.clone())),
             )
         }))
+    }
+
+    /// A fixed-size batch under replace-one (§2.7, "Adaptive order"): its two orders,
+    /// each composed alone, at the shift and rate rounded down. An adversary who keeps
+    /// one order at every step attains that order's composition, so the larger of the
+    /// two is a lower bound on the mechanism's ε; the symmetrised pair of
+    /// [`Self::laws`] bounds it above, against any choice of orders.
+    fn fixed_replace_one_lower(&self) -> Result<Option<Laws>, SpecError> {
+        let (Sampling::Fixed { batch, n }, Neighbours::ReplaceOne) =
+            (self.pipeline.sampling, self.pipeline.neighbours)
+        else {
+            return Ok(None);
+        };
+        let (base, scale) = match self.kind {
+            MechanismKind::SubsampledGaussian { sigma, .. } => (Base::Gaussian, sigma),
+            MechanismKind::SubsampledLaplace { scale, .. } => (Base::Laplace, scale),
+            _ => return Ok(None),
+        };
+        let mu = div_down(2.0 * self.sensitivity, scale);
+        let q = div_down(batch as f64, n as f64);
+        let law = |dir: Direction| {
+            SubsampledLaw::new(base, mu, q, dir).map_err(|_| {
+                SpecError(format!(
+                    "{}: sensitivity/scale = {mu:e} is outside the supported range [1e-6, 50]",
+                    self.kind_name()
+                ))
+            })
+        };
+        Ok(Some((
+            Box::new(law(Direction::Remove)?),
+            Some(Box::new(law(Direction::Add)?)),
+        )))
     }
 
     /// A balls-in-bins SPEC's shift `μ = s/σ` (range-checked) and steps an epoch; `None`

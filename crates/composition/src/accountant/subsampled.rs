@@ -14,8 +14,10 @@
 use super::law::{
     bisect, bracket_root, cell_in_output, log_add, range_from_ends, ContinuousRange, LossLaw,
 };
+use super::symmetrized::SymmetrizedLaw;
 use crate::error::{out_of_range, Result};
 use densities::normal::ln_cdf;
+use special::Error as _;
 
 /// The base noise of a subsampled mechanism, in units of its scale (`μ = s/σ` or `s/b`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -443,6 +445,34 @@ impl SubsampledLaw {
             ),
         }
     }
+}
+
+/// The symmetrised pair of the subsampled mechanism at rate `q` (docs/accountant.md §2.7,
+/// "Adaptive order"; [`SymmetrizedLaw`]): the remove law above loss 0, the add law below
+/// it, and at 0 the atom `1 − P_M(ℓ > 0) − P_B(ℓ > 0) = (1 − q)(1 − 2B̄(μ/2))`, `B̄` the
+/// base's survival function (the loss is 0 where `g = 0`, at `y = μ/2` for both bases):
+/// `(1 − q)·erf(μ/(2√2))` for the Gaussian, `(1 − q)(1 − e^{−μ/2})` for Laplace, each
+/// to a few ulps (inside the atoms' [`super::law::CELL_REL_ERR`]).
+///
+/// ```
+/// use composition::accountant::subsampled::{symmetrized, Base};
+/// use composition::accountant::LossLaw;
+/// let s = symmetrized(Base::Gaussian, 1.0, 0.5).unwrap();
+/// // The atom at loss 0: (1 − q)·erf(1/(2√2)) = 0.5 · 0.38292…
+/// assert!((s.atoms()[0].1 - 0.191462461274013).abs() < 1e-15);
+/// ```
+pub fn symmetrized(base: Base, mu: f64, q: f64) -> Result<SymmetrizedLaw> {
+    let above = SubsampledLaw::new(base, mu, q, Direction::Remove)?;
+    let below = SubsampledLaw::new(base, mu, q, Direction::Add)?;
+    let inside = match base {
+        Base::Gaussian => (0.5 * mu * std::f64::consts::FRAC_1_SQRT_2).error(),
+        Base::Laplace => -(-0.5 * mu).exp_m1(),
+    };
+    Ok(SymmetrizedLaw::new(
+        Box::new(above),
+        Box::new(below),
+        (1.0 - q) * inside,
+    ))
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! other numbers the README states (the gallery's captions) are computed here from
 //! `data/*.csv` and formatted as the README prints them; each test asserts that the README
 //! contains the phrase built from the data, so a regenerated CSV that moves a number fails
-//! here with the phrase to paste. The README is also held to a page: at most
-//! `MAX_README_LINES` lines.
+//! here with the phrase to paste. The README is also held to a page (at most
+//! `MAX_README_LINES` lines), without timing tables (docs/speed.md holds them), and to a
+//! gallery row for every manifest.
 //!
 //! fig24's fixed-size replace-one series (`fixed_replace_one`) feeds the fig24 caption:
 //! when its data is regenerated, the failure message prints the caption's new wording.
@@ -145,6 +146,51 @@ fn readme_is_at_most_a_page() {
         n <= MAX_README_LINES,
         "README.md has {n} lines, at most {MAX_README_LINES} allowed: move details to docs/"
     );
+}
+
+#[test]
+fn readme_has_no_timing_tables() {
+    // Speed tables live once, in docs/speed.md: no README table cell is a time.
+    let readme = text("README.md");
+    let timed: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with('|') && l.split('|').any(|c| c.trim().ends_with(" s")))
+        .collect();
+    assert!(
+        timed.is_empty(),
+        "README.md tables with times (docs/speed.md holds them):\n{}",
+        timed.join("\n")
+    );
+}
+
+#[test]
+fn readme_gallery_shows_every_figure() {
+    // Every manifest (experiments/ and extended/) has its gallery row, and no row names a
+    // figure that has no manifest.
+    let readme = text("README.md");
+    let mut ids = Vec::new();
+    for dir in ["experiments", "extended"] {
+        for e in std::fs::read_dir(repo_root().join(dir)).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(id) = name.strip_suffix(".toml") {
+                ids.push(id.to_string());
+            }
+        }
+    }
+    ids.sort();
+    for id in &ids {
+        let row = format!("<img src=\"figures/{id}.png\"");
+        assert!(readme.contains(&row), "README.md's gallery lacks {id}");
+        assert!(
+            readme.contains(&format!("**{id}**")),
+            "README.md's gallery lacks **{id}**"
+        );
+    }
+    let rows = readme
+        .lines()
+        .filter(|l| l.contains("<img src=\"figures/"))
+        .count();
+    assert_eq!(rows, ids.len(), "gallery rows against manifests {ids:?}");
 }
 
 #[test]

@@ -1790,6 +1790,64 @@ fn solve_refuses_bad_requests_in_one_line() {
     }
 }
 
+/// Issue 57 §5 (5, 6): the work `dpw solve` reports never passes `--max-work` (DP-SGD's
+/// σ at a budget of 1e6 reported 1030668: the closing pair, begun below the budget, was
+/// finished past it); a key the mechanism ignores is refused up front, not blamed on
+/// `--max-work` after 60 evaluations.
+#[test]
+fn solve_stays_within_its_work_budget_and_refuses_a_key_the_mechanism_ignores() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = ["--epsilon", "1", "--delta", "1e-6"];
+    for (spec, budgets) in [
+        (
+            "subsampled-gaussian:sigma=?,q=0.01,count=10000",
+            &["1e6", "1.5e6", "3e6"][..],
+        ),
+        ("gaussian:sigma=?,count=100", &["1e6"][..]),
+        ("laplace:scale=?,count=50", &["1e6"][..]),
+    ] {
+        for budget in budgets {
+            let out = dpw(
+                dir.path(),
+                &[
+                    &["solve", "--mechanism", spec],
+                    &target[..],
+                    &[
+                        "--accuracy",
+                        "1e-5",
+                        "--max-work",
+                        budget,
+                        "--format",
+                        "json",
+                    ],
+                ]
+                .concat(),
+            );
+            let e = stderr(&out);
+            if out.status.code() == Some(2) {
+                // Refused within the budget: one line naming --max-work.
+                assert_bad_output(&out, "solve", "--max-work");
+                continue;
+            }
+            assert!(out.status.success(), "{spec} {budget}: {e}");
+            let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+            let (work, max) = (v["work"].as_f64().unwrap(), v["max_work"].as_f64().unwrap());
+            assert!(work <= max, "{spec} at --max-work {budget}: work {work}");
+        }
+    }
+    for spec in [
+        "rr:epsilon=1,sensitivity=?",
+        "truncated-laplace:epsilon=1,delta=1e-7,sensitivity=?",
+    ] {
+        let out = dpw(
+            dir.path(),
+            &[&["solve", "--mechanism", spec], &target[..]].concat(),
+        );
+        assert_bad_output(&out, "solve", "--mechanism");
+        assert!(stderr(&out).contains("does not affect"), "{}", stderr(&out));
+    }
+}
+
 #[test]
 fn account_at_fpr_brackets_the_gaussian_tradeoff() {
     // TPR = Φ(Φ⁻¹(FPR) + μ) for the Gaussian of μ = 1/σ (Dong, Roth & Su).

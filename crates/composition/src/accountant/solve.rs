@@ -149,6 +149,22 @@ impl fmt::Display for SolveError {
 
 impl std::error::Error for SolveError {}
 
+/// Why `key` does not change the privacy loss of a `kind` mechanism (`None`: it does).
+/// Randomized response's loss is set by its ε alone, and the truncated Laplacian is
+/// calibrated to the sensitivity it is applied at (docs/accountant.md §2.3, §2.4): for
+/// either, `sensitivity` moves nothing, and a search over it would only end at its
+/// budget.
+fn ignored_key(kind: &str, key: &str) -> Option<&'static str> {
+    match (kind, key) {
+        ("rr", "sensitivity") => Some("randomized response's loss depends on its epsilon alone"),
+        ("truncated-laplace", "sensitivity") => Some(
+            "the truncated Laplacian is calibrated to the sensitivity it is applied at: its \
+             loss depends on epsilon and delta alone",
+        ),
+        _ => None,
+    }
+}
+
 /// A list of mechanism SPECs with exactly one value written `?`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Template {
@@ -217,6 +233,12 @@ impl Template {
             return Err(SolveError::Input(format!(
                 "{kind}: '{key}' cannot be solved for (solvable: {})",
                 SOLVABLE_KEYS.join(", ")
+            )));
+        }
+        if let Some(why) = ignored_key(&kind, &key) {
+            return Err(SolveError::Input(format!(
+                "{kind}: '{key}=?' does not affect this mechanism ({why}): no value of it \
+                 meets or fails a target any differently; solve for another key"
             )));
         }
         Ok(Self {
@@ -723,8 +745,26 @@ impl Solver {
         Some((cm, cf, last.step * scale))
     }
 
-    /// The certified pair (docs/accountant.md §10).
+    /// The certified pair (docs/accountant.md §10), found within the work budget: the
+    /// work done never passes it (an evaluation predicted not to fit is not begun, and
+    /// one that went past its prediction makes the search an error that says so).
     pub fn solve(&self) -> Result<Solution, SolveError> {
+        let s = self.search()?;
+        match self.work.budget() {
+            Some(b) if self.work.done() > b => Err(SolveError::Unsettled(format!(
+                "the search used {:.3e} bins transformed, past the work budget of {:.3e} \
+                 (an evaluation once begun is finished, its bracket being certified only \
+                 whole); raise the budget to at least {:.1e}",
+                self.work.done() as f64,
+                b as f64,
+                self.work.done() as f64
+            ))),
+            _ => Ok(s),
+        }
+    }
+
+    /// [`Self::solve`]'s search.
+    fn search(&self) -> Result<Solution, SolveError> {
         let (lo, hi) = self.template.domain()?;
         if self.others_fail()? {
             return Err(SolveError::Unmeetable(format!(
@@ -797,6 +837,18 @@ impl Solver {
         };
         let mut pair_tries = 0;
         let mut fresh = false;
+        // The budget is never passed (issue 57): an evaluation once begun is finished (its
+        // bracket is certified only whole), so one is begun only when its predicted work
+        // fits in what is left. Predicted from the last two-sided evaluation's work and
+        // accuracy: a grid narrows its bracket like the step squared, so the work grows
+        // like 1/√accuracy (and like 1/step for the closing pair's two ends), twice that
+        // to spare. `(work, accuracy)` of the last evaluation.
+        let mut last_cost: Option<(f64, f64)> = None;
+        let fits = |predicted: f64| -> bool {
+            self.work
+                .budget()
+                .is_none_or(|b| self.work.done() as f64 + predicted <= b as f64)
+        };
         loop {
             if let (Some(m), Some(f)) = (x_m, x_f) {
                 if gap_done(m, f) {
@@ -812,16 +864,23 @@ impl Solver {
                 fresh = false;
                 if let Some((vm, vf, step)) = self.pair_plan(r, u, k, d, tol, last, x_m, x_f, &snap)
                 {
+                    if let Some((cost, _)) = last_cost {
+                        let ends = usize::from(vm.is_some()) + usize::from(vf.is_some());
+                        if !fits(2.0 * ends as f64 * cost * (last.step / step).max(1.0)) {
+                            break;
+                        }
+                    }
                     pair_tries += 1;
                     let t0 = std::time::Instant::now();
                     let got = self.pair(vm.map(value), vf.map(value), step, eps_t, delta_t)?;
                     evaluations += usize::from(vm.is_some()) + usize::from(vf.is_some());
                     if std::env::var_os("DPW_SOLVE_TRACE").is_some() {
                         eprintln!(
-                            "solve: pair {:?} / {:?} at step {step:.3e}: {got:?} {:.3} s",
+                            "solve: pair {:?} / {:?} at step {step:.3e}: {got:?} {:.3} s, work {}",
                             vm.map(value),
                             vf.map(value),
-                            t0.elapsed().as_secs_f64()
+                            t0.elapsed().as_secs_f64(),
+                            self.work.done()
                         );
                     }
                     if let Some((ok_m, ok_f)) = got {
@@ -851,10 +910,19 @@ impl Solver {
             }
             let v = value(x);
             let used = acc;
+            if let Some((cost, at)) = last_cost {
+                if !fits(2.0 * cost * (at / acc).sqrt().max(1.0)) {
+                    break;
+                }
+            }
             evaluations += 1;
             let t0 = std::time::Instant::now();
+            let before = self.work.done();
             let e = match self.evaluate(v, acc, settle) {
-                Ok(e) => e,
+                Ok(e) => {
+                    last_cost = Some(((self.work.done() - before) as f64, acc));
+                    e
+                }
                 // The accountant could not resolve this value (e.g. ε in the hundreds
                 // after a long Newton step): back off halfway to the last evaluated value
                 // (or towards the safe side), a few times at most.
@@ -878,8 +946,8 @@ impl Solver {
             };
             if std::env::var_os("DPW_SOLVE_TRACE").is_some() {
                 eprintln!(
-                    "solve: {} = {v:e} acc {acc:.1e}{}: {:?} margin {:.3e} ± {:.1e} (slope {k:.3}) {:.3} s",
-                    self.template.key, if settle {" settle"} else {""}, e.status, e.margin, e.half, t0.elapsed().as_secs_f64()
+                    "solve: {} = {v:e} acc {acc:.1e}{}: {:?} margin {:.3e} ± {:.1e} (slope {k:.3}) {:.3} s, work {}",
+                    self.template.key, if settle {" settle"} else {""}, e.status, e.margin, e.half, t0.elapsed().as_secs_f64(), self.work.done()
                 );
             }
             match e.status {

@@ -1848,6 +1848,47 @@ fn solve_stays_within_its_work_budget_and_refuses_a_key_the_mechanism_ignores() 
     }
 }
 
+/// Issue 57 §5 (7): a trade-off whose first grid step overflows the bin budget is asked on
+/// a coarser step, not refused: a truncated Laplacian beside bounded noise was refused at
+/// the default accuracy and bracketed to 1e-7 at `--accuracy 0.5`.
+#[test]
+fn account_at_fpr_takes_a_coarser_step_where_the_first_overflows_the_bins() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let args = [
+            &[
+                "account",
+                "--mechanism",
+                "truncated-laplace:epsilon=0.001,delta=1e-06,sensitivity=2,count=2",
+                "--mechanism",
+                "bounded:family=power,alpha=0.5,radius=3,group=2,count=1,sensitivity=0.7499999999999508",
+                "--at-fpr",
+                "1e-9",
+                "--format",
+                "json",
+            ][..],
+            extra,
+        ]
+        .concat();
+        let o = dpw(dir.path(), &args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (
+            v["lower"].as_f64().unwrap(),
+            v["upper"].as_f64().unwrap(),
+            v["accuracy_met"].as_bool().unwrap(),
+        )
+    };
+    let (lo, hi, met) = run(&[]);
+    let (lo5, hi5, _) = run(&["--accuracy", "0.5"]);
+    assert!(met && lo <= hi && (hi - lo) / hi <= 1e-3, "{lo} {hi}");
+    // Both certified: they overlap.
+    assert!(
+        lo <= hi5 && lo5 <= hi,
+        "[{lo}, {hi}] against [{lo5}, {hi5}]"
+    );
+}
+
 #[test]
 fn account_at_fpr_brackets_the_gaussian_tradeoff() {
     // TPR = Φ(Φ⁻¹(FPR) + μ) for the Gaussian of μ = 1/σ (Dong, Roth & Su).

@@ -17,7 +17,7 @@ use super::graded::Focus;
 use super::lattice::{GridCells, Lattice};
 use super::tilted;
 use super::{compose, Accountant, Plan};
-use crate::error::{out_of_range, Result};
+use crate::error::{out_of_range, CompositionError, Result};
 use densities::outward;
 
 /// A certified bracket of a trade-off function at one α.
@@ -30,6 +30,9 @@ pub struct TradeoffPoint {
     /// Certified upper bound on `f(α)`.
     pub upper: f64,
 }
+
+/// How many times a trade-off's grid step too fine for the bin budget is made 8× coarser.
+const COARSER_TRIES: usize = 3;
 
 /// Absolute mass below which the truncated tails of a trade-off computation stay.
 const LN_TAIL_MASS: f64 = -36.0; // e^{-36} ≈ 2e-16
@@ -61,16 +64,35 @@ impl Accountant {
             .filter(|&a| a > 0.0)
             .fold(1.0, f64::min);
         let cap = self.loss_cap(a_min);
-        let step = self.initial_step(self.accuracy.unwrap_or(1e-4));
-        let grids =
-            self.grid_cells(step, self.ln_tail(LN_TAIL_MASS + 12.0), cap, Focus::Uniform)?;
-        let (hi_lat, lo_lat) = super::pool::join(
-            || self.composed_lattice(&grids, true),
-            || self.composed_lattice(&grids, false),
-        );
+        let mut step = self.initial_step(self.accuracy.unwrap_or(1e-4));
+        // A step too fine for the bin budget (a law wide for the scale another sets) is
+        // made 8× coarser, a few times: the bracket on a coarser grid is certified too,
+        // and often much narrower than asked (issue 57: a truncated Laplacian beside
+        // bounded noise was refused at the default accuracy and bracketed to 1e-7 on a
+        // step 8× coarser). Only a step that fits is ever used, so every answer given
+        // before is unchanged.
+        let mut coarser = 0;
+        let (hi_lat, lo_lat) = loop {
+            let attempt = self
+                .grid_cells(step, self.ln_tail(LN_TAIL_MASS + 12.0), cap, Focus::Uniform)
+                .and_then(|grids| {
+                    let (h, l) = super::pool::join(
+                        || self.composed_lattice(&grids, true),
+                        || self.composed_lattice(&grids, false),
+                    );
+                    Ok((h?, l?))
+                });
+            match attempt {
+                Err(CompositionError::OutOfRange { .. }) if coarser < COARSER_TRIES => {
+                    coarser += 1;
+                    step = self.align(step * 8.0);
+                }
+                other => break other?,
+            }
+        };
         // The δ-larger (upper) side bounds f from below and vice versa.
-        let below = Envelope::new(&hi_lat?);
-        let above = Envelope::new(&lo_lat?);
+        let below = Envelope::new(&hi_lat);
+        let above = Envelope::new(&lo_lat);
         Ok(alphas
             .iter()
             .map(|&a| {

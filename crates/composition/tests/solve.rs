@@ -490,3 +490,55 @@ fn one_end_on_one_step_settles_only_the_true_side() {
         assert_eq!(settled, (true, true), "{spec:?}: 1 % from ε never settled");
     }
 }
+
+/// A two-sided bracket whose pairs differ (fixed-size batches under replace-one: the
+/// symmetrised pair above, the orders alone below; docs/accountant.md §2.7) is searched
+/// side by side: `meets` is certified by the full accountant's upper end and is the
+/// dominating composition's own threshold (2·accuracy below it, that composition's lower
+/// end already breaks the target), `fails` by the full accountant's lower end and is the
+/// dominated composition's threshold (2·accuracy above it, that one's upper end meets
+/// it). The search over both ends had asked ever finer brackets inside the pairs' gap
+/// (60 evaluations, two minutes); each side now takes few.
+#[test]
+fn a_bracket_of_two_pairs_is_solved_one_side_at_a_time() {
+    use composition::accountant::spec::{dominated_accountant, dominating_accountant};
+    let t = "subsampled-gaussian:sigma=?,sampling=fixed,batch=64,n=6000,neighbours=replace-one,count=500";
+    let (eps, delta, acc) = (3.0, 1e-5, 1e-4);
+    let s = solve(&[t], privacy(eps, delta), acc);
+    assert!(s.pairs_gap && !s.accuracy_met, "{s:?}");
+    assert!(s.evaluations <= 40, "{} evaluations", s.evaluations);
+    let at =
+        |v: f64| -> Vec<MechanismSpec> { vec![t.replace('?', &v.to_string()).parse().unwrap()] };
+    let fails = s.fails.unwrap();
+    let full = |v: f64| {
+        accountant(&at(v))
+            .unwrap()
+            .with_accuracy(1e-5)
+            .unwrap()
+            .epsilon(delta)
+            .unwrap()
+    };
+    assert!(full(s.meets).upper <= eps, "meets {}", s.meets);
+    assert!(full(fails).lower > eps, "fails {fails}");
+    let up = dominating_accountant(&at(s.meets * (1.0 - 2.0 * acc)))
+        .unwrap()
+        .with_accuracy(1e-5)
+        .unwrap()
+        .epsilon(delta)
+        .unwrap();
+    assert!(
+        up.lower > eps,
+        "meets {} is not the dominating threshold: {up:?}",
+        s.meets
+    );
+    let down = dominated_accountant(&at(fails * (1.0 + 2.0 * acc)))
+        .unwrap()
+        .with_accuracy(1e-5)
+        .unwrap()
+        .epsilon(delta)
+        .unwrap();
+    assert!(
+        down.upper <= eps,
+        "fails {fails} is not the dominated threshold: {down:?}"
+    );
+}

@@ -309,7 +309,13 @@ pub fn render_table(req: &SolveRequest, r: &SolveResult) -> String {
             "  every {key} in the range the mechanism accepts meets the target\n"
         )),
     }
-    if !s.accuracy_met {
+    if !s.accuracy_met && s.pairs_gap {
+        out.push_str(
+            "  (the gap holds that between the composition of a dominating pair, which \
+             certifies the first value, and of a dominated one, which certifies the second: \
+             no finer grid closes it; docs/accountant.md §2.7)\n",
+        );
+    } else if !s.accuracy_met {
         out.push_str(
             "  (the accuracy asked was not reached within the work budget, --max-work, or the \
              evaluation limit: both values above are still certified)\n",

@@ -20,7 +20,10 @@
 //! generalised). `DPW_SOLVE_TRACE=1` prints each evaluation to stderr (a debugging aid;
 //! no answer depends on it).
 
-use super::spec::{accountant, Composition, MechanismSpec};
+use super::spec::{
+    accountant, dominated_accountant, dominating_accountant, has_dominated_laws, Composition,
+    MechanismSpec,
+};
 use super::Work;
 use crate::error::CompositionError;
 use densities::outward;
@@ -387,6 +390,10 @@ pub struct Solution {
     pub evaluations: usize,
     /// Whether `|meets/fails − 1| ≤ accuracy` (for count: `fails = meets + 1`).
     pub accuracy_met: bool,
+    /// Whether the two values come from different pairs (a dominating one for `meets`, a
+    /// dominated one for `fails`: balls-in-bins epochs, fixed-size batches under
+    /// replace-one), whose own gap no finer grid closes.
+    pub pairs_gap: bool,
 }
 
 /// The search for the value of one unknown that meets a list of targets.
@@ -397,6 +404,17 @@ pub struct Solver {
     accuracy: f64,
     work: Work,
     start: Option<f64>,
+    side: Side,
+}
+
+/// Which laws a search composes (docs/accountant.md §10.3): both ends of the mechanisms'
+/// bracket, or, where some spec has dominated laws of its own, one search for the meeting
+/// value on the dominating laws and one for the failing value on the dominated laws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Both,
+    Dominating,
+    Dominated,
 }
 
 /// Where one evaluation stands against the targets.
@@ -437,6 +455,7 @@ impl Solver {
             accuracy: DEFAULT_ACCURACY,
             work: Work::default(),
             start: None,
+            side: Side::Both,
         })
     }
 
@@ -487,11 +506,15 @@ impl Solver {
 
     /// The composition of `specs`, charging the search's work, at accuracy `acc`.
     fn composition(&self, specs: &[MechanismSpec], acc: f64) -> Result<Composition, SolveError> {
-        accountant(specs)
-            .map_err(|e| SolveError::Input(e.0))?
-            .with_work(self.work.clone())
-            .with_accuracy(acc)
-            .map_err(|e| SolveError::Input(e.to_string()))
+        match self.side {
+            Side::Both => accountant(specs),
+            Side::Dominating => dominating_accountant(specs),
+            Side::Dominated => dominated_accountant(specs),
+        }
+        .map_err(|e| SolveError::Input(e.0))?
+        .with_work(self.work.clone())
+        .with_accuracy(acc)
+        .map_err(|e| SolveError::Input(e.to_string()))
     }
 
     /// One certified evaluation of `specs` (the unknown at `v`, for messages).
@@ -678,6 +701,7 @@ impl Solver {
             accuracy: self.accuracy,
             work: self.work.clone(),
             start: None,
+            side: self.side,
         };
         match fixed.evaluate_specs(&others, COARSE_ACCURACY, 1.0, true) {
             Ok(e) => Ok(e.status == Status::Fails),
@@ -749,7 +773,7 @@ impl Solver {
     /// work done never passes it (an evaluation predicted not to fit is not begun, and
     /// one that went past its prediction makes the search an error that says so).
     pub fn solve(&self) -> Result<Solution, SolveError> {
-        let s = self.search()?;
+        let s = self.search_sides()?;
         match self.work.budget() {
             Some(b) if self.work.done() > b => Err(SolveError::Unsettled(format!(
                 "the search used {:.3e} bins transformed, past the work budget of {:.3e} \
@@ -761,6 +785,47 @@ impl Solver {
             ))),
             _ => Ok(s),
         }
+    }
+
+    /// [`Self::search`], once on each side where some spec has dominated laws of its own
+    /// (docs/accountant.md §10.3): the two pairs' gap (fixed-size batches under
+    /// replace-one: up to a fifth of ε) would leave every value near the root undecided,
+    /// and a search over both ends asked ever finer brackets there (60 evaluations, two
+    /// minutes, for a σ that two one-sided searches find in a second). The meeting value
+    /// is the dominating laws' search's, certified by their upper ends; the failing value
+    /// the dominated laws', certified by their lower ends; each search's other end bounds
+    /// only its own laws and is dropped.
+    fn search_sides(&self) -> Result<Solution, SolveError> {
+        // The pipeline decides, whatever the unknown's value: any value in range that
+        // instantiates will tell.
+        let (lo, hi) = self.template.domain()?;
+        let two = [lo, (lo * hi).sqrt(), hi]
+            .iter()
+            .find_map(|&v| self.template.instantiate(v).ok())
+            .is_some_and(|specs| has_dominated_laws(&specs));
+        if self.side != Side::Both || !two {
+            return self.search();
+        }
+        let on = |side: Side| Self {
+            side,
+            ..self.clone()
+        };
+        let up = on(Side::Dominating).search()?;
+        let down = on(Side::Dominated).search()?;
+        let fails = down.fails;
+        let accuracy_met = match fails {
+            None => true,
+            Some(f) if self.template.integer() => (up.meets - f).abs() <= 1.0,
+            Some(f) => (up.meets / f - 1.0).abs() <= self.accuracy,
+        };
+        Ok(Solution {
+            parameter: up.parameter,
+            meets: up.meets,
+            fails,
+            evaluations: up.evaluations + down.evaluations,
+            accuracy_met,
+            pairs_gap: true,
+        })
     }
 
     /// [`Self::solve`]'s search.
@@ -1121,6 +1186,7 @@ impl Solver {
                             fails: None,
                             evaluations,
                             accuracy_met: true,
+                            pairs_gap: false,
                         });
                     }
                 }
@@ -1159,6 +1225,7 @@ impl Solver {
                 fails: Some(value(f)),
                 evaluations,
                 accuracy_met: gap_done(m, f),
+                pairs_gap: false,
             }),
             (None, _) => Err(SolveError::Unsettled(format!(
                 "no {} was certified to meet {} within the work budget ({} evaluations)",

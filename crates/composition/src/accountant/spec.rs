@@ -1276,6 +1276,52 @@ pub fn lower_bound_accountant(specs: &[MechanismSpec]) -> Result<Composition, Sp
     Ok(c)
 }
 
+/// The composition of the specs' dominating laws alone ([`MechanismSpec::laws`]): its
+/// upper ends hold for the mechanisms; where some spec has dominated laws of its own
+/// ([`MechanismSpec::lower_laws`]) its lower ends bound only the dominating pair's
+/// composition. The solver searches each side of such a bracket on its own
+/// (docs/accountant.md §10.3).
+pub fn dominating_accountant(specs: &[MechanismSpec]) -> Result<Composition, SpecError> {
+    let mut plain = accountant(specs)?;
+    plain.lower = None;
+    Ok(plain)
+}
+
+/// The composition of the specs' dominated laws ([`MechanismSpec::lower_laws`], each
+/// spec's own laws where it has none): its lower ends hold for the mechanisms, its upper
+/// ends only for those laws.
+pub fn dominated_accountant(specs: &[MechanismSpec]) -> Result<Composition, SpecError> {
+    let mut laws = Vec::with_capacity(specs.len());
+    for s in specs {
+        laws.push((
+            match s.lower_laws()? {
+                Some(l) => l,
+                None => s.laws()?,
+            },
+            s,
+        ));
+    }
+    compose(laws)
+}
+
+/// Whether some spec's lower ends come from dominated laws of their own (a two-sided
+/// bracket whose width includes the gap between two pairs: balls-in-bins epochs,
+/// fixed-size batches under replace-one).
+/// It depends on the pipeline only, not on the values of the keys.
+pub fn has_dominated_laws(specs: &[MechanismSpec]) -> bool {
+    specs.iter().any(|s| {
+        let subsampled = matches!(
+            s.kind,
+            MechanismKind::SubsampledGaussian { .. } | MechanismKind::SubsampledLaplace { .. }
+        );
+        match (s.pipeline.sampling, s.pipeline.neighbours) {
+            (Sampling::Allocation { .. }, _) => true,
+            (Sampling::Fixed { .. }, Neighbours::ReplaceOne) => subsampled,
+            _ => false,
+        }
+    })
+}
+
 /// The composition of each spec's laws (both directions when some law is asymmetric).
 fn compose(laws: Vec<(Laws, &MechanismSpec)>) -> Result<Composition, SpecError> {
     let mut fwd = Vec::with_capacity(laws.len());

@@ -138,35 +138,48 @@ fn run(
     epsilon: Option<f64>,
     accuracy: Option<f64>,
 ) -> PyResult<Bracket> {
-    run_with(py, specs, delta, epsilon, accuracy, None, None)
+    run_with(py, specs, delta, epsilon, None, accuracy, None, None)
 }
 
-/// As [`run`] with a work budget (`None`: the CLI's default).
+/// As [`run`] with a false-positive rate (`at_fpr`: the largest power of a membership
+/// test there, as `--at-fpr`) and a work budget (`None`: the CLI's default).
+#[allow(clippy::too_many_arguments)]
 fn run_with(
     py: Python<'_>,
     specs: Vec<String>,
     delta: Option<f64>,
     epsilon: Option<f64>,
+    at_fpr: Option<f64>,
     accuracy: Option<f64>,
     max_work: Option<f64>,
     schedule: Option<String>,
 ) -> PyResult<Bracket> {
-    if delta.is_some() == epsilon.is_some() {
+    let given = [delta, epsilon, at_fpr]
+        .iter()
+        .filter(|v| v.is_some())
+        .count();
+    if given != 1 {
         return Err(value_error(
-            "delta/epsilon: give exactly one of delta=D (to get epsilon) or epsilon=E (to get delta)",
+            "delta/epsilon/at_fpr: give exactly one of delta=D (to get epsilon), epsilon=E (to \
+             get delta) or at_fpr=A (to get the largest true-positive rate of a membership \
+             test at false-positive rate A)",
         ));
     }
-    let req = AccountRequest::new(&specs, schedule.as_deref(), delta, epsilon, accuracy)
-        .and_then(|r| r.with_max_work(max_work))
-        .map_err(|(key, msg)| {
-            let key = match key.as_str() {
-                "--delta/--epsilon" => "delta/epsilon".to_string(),
-                "--max-work" => "max_work".to_string(),
-                k if k.starts_with("--schedule") => k.replacen("--schedule", "schedule:", 1),
-                k => argument_message(k),
-            };
-            value_error(format!("{key}: {msg}"))
-        })?;
+    let req = match at_fpr {
+        Some(a) => AccountRequest::at_fpr(&specs, schedule.as_deref(), a, accuracy),
+        None => AccountRequest::new(&specs, schedule.as_deref(), delta, epsilon, accuracy),
+    }
+    .and_then(|r| r.with_max_work(max_work))
+    .map_err(|(key, msg)| {
+        let key = match key.as_str() {
+            "--delta/--epsilon" => "delta/epsilon".to_string(),
+            "--max-work" => "max_work".to_string(),
+            "--at-fpr" => "at_fpr".to_string(),
+            k if k.starts_with("--schedule") => k.replacen("--schedule", "schedule:", 1),
+            k => argument_message(k),
+        };
+        value_error(format!("{key}: {msg}"))
+    })?;
     // Ctrl-C cancels the computation (it stops at its next FFT window).
     let work = Work::new(Some(req.max_work as u64));
     let result: Result<AccountResult, String> =
@@ -869,20 +882,23 @@ fn compose(mechanisms: &Bound<'_, PyAny>) -> PyResult<Composition> {
 /// The certified accountant, as `dpw account`: `mechanisms` is a list of SPEC strings
 /// ("gaussian:sigma=2,count=1000", "subsampled-gaussian:sigma=1,q=0.01,count=1e4", ...)
 /// or Mechanism objects, composed heterogeneously. Give exactly one of `delta` (to get
-/// epsilon) or `epsilon` (to get delta). Returns a Bracket with lower <= exact <= upper.
+/// epsilon), `epsilon` (to get delta) or `at_fpr` (to get the largest true-positive rate
+/// of any membership test at that false-positive rate, as `--at-fpr`; quantity "tpr").
+/// Returns a Bracket with lower <= exact <= upper.
 /// `max_work` is the work budget in bins transformed (default 6e8, about two minutes on
 /// 2 cores; in [1e6, 1e13]), as `--max-work`: past it the bracket reached so far is
 /// returned (still certified, `accuracy_met` False). `schedule` is the path of a CSV of
 /// `sigma,q,count` segments of the Poisson-subsampled Gaussian composed after the
 /// mechanisms (as `--schedule`; `mechanisms` may then be empty). Ctrl-C interrupts.
 #[pyfunction]
-#[pyo3(signature = (mechanisms, *, delta=None, epsilon=None, accuracy=None, max_work=None, schedule=None))]
+#[pyo3(signature = (mechanisms, *, delta=None, epsilon=None, at_fpr=None, accuracy=None, max_work=None, schedule=None))]
 #[allow(clippy::too_many_arguments)]
 fn account(
     py: Python<'_>,
     mechanisms: &Bound<'_, PyAny>,
     delta: Option<&Bound<'_, PyAny>>,
     epsilon: Option<&Bound<'_, PyAny>>,
+    at_fpr: Option<&Bound<'_, PyAny>>,
     accuracy: Option<&Bound<'_, PyAny>>,
     max_work: Option<&Bound<'_, PyAny>>,
     schedule: Option<String>,
@@ -894,10 +910,11 @@ fn account(
     };
     let d = optional_number("delta", delta)?;
     let e = optional_number("epsilon", epsilon)?;
+    let a = optional_number("at_fpr", at_fpr)?;
     let acc = optional_number("accuracy", accuracy)?;
     let work = optional_number("max_work", max_work)?;
     let texts = parts.into_iter().map(|p| p.text).collect();
-    run_with(py, texts, d, e, acc, work, schedule)
+    run_with(py, texts, d, e, a, acc, work, schedule)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

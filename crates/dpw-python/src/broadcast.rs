@@ -128,9 +128,67 @@ fn one_line(s: &str) -> String {
     s.lines().next().unwrap_or("").to_string()
 }
 
-/// A scalar argument as `f64`; anything else is a `ValueError` naming the argument.
+/// Whether `arg` is a bool, Python's or numpy's (an int to Python, never a meaningful
+/// number here).
+fn is_bool(arg: &Bound<'_, PyAny>) -> bool {
+    arg.is_instance_of::<PyBool>()
+        || arg
+            .get_type()
+            .name()
+            .is_ok_and(|n| n.to_string() == "bool" || n.to_string() == "bool_")
+}
+
+/// `arg` as an integer when it has `__index__` (numpy's integer scalars), not a bool.
+fn index_like<'py>(arg: &Bound<'py, PyAny>) -> Option<Bound<'py, PyInt>> {
+    if is_bool(arg) || !arg.hasattr("__index__").unwrap_or(false) {
+        return None;
+    }
+    let i = arg
+        .py()
+        .import("operator")
+        .ok()?
+        .call_method1("index", (arg,))
+        .ok()?;
+    i.cast_into::<PyInt>().ok()
+}
+
+/// `arg` as an `f64` when it is a real number of a type other than Python's float and
+/// int: anything with `__index__` (numpy's integers) or `__float__` (numpy's float32,
+/// `fractions.Fraction`, `decimal.Decimal`); never a bool, a string or bytes, or a
+/// complex number (numpy's complex scalars have `__float__`, which drops the imaginary
+/// part).
+fn real_like(arg: &Bound<'_, PyAny>) -> Option<f64> {
+    if is_bool(arg) || arg.is_instance_of::<PyString>() || arg.is_instance_of::<PyBytes>() {
+        return None;
+    }
+    if let Some(i) = index_like(arg) {
+        return i.extract::<f64>().ok();
+    }
+    if !arg.hasattr("__float__").unwrap_or(false) {
+        return None;
+    }
+    let numbers = arg.py().import("numbers").ok()?;
+    let is = |abc: &str| {
+        numbers
+            .getattr(abc)
+            .and_then(|c| arg.is_instance(&c))
+            .unwrap_or(false)
+    };
+    if is("Complex") && !is("Real") {
+        return None;
+    }
+    arg.call_method0("__float__")
+        .ok()?
+        .cast_into::<PyFloat>()
+        .ok()
+        .map(|f| f.value())
+}
+
+/// A scalar argument as `f64` (a Python float or int, or any real number with
+/// `__index__` or `__float__`, numpy's scalars included); anything else is a `ValueError`
+/// naming the argument.
 pub(crate) fn number(name: &str, arg: &Bound<'_, PyAny>) -> PyResult<f64> {
-    scalar(arg).ok_or_else(|| {
+    scalar(arg).or_else(|| real_like(arg)).ok_or_else(|| {
         let ty = arg
             .get_type()
             .name()
@@ -148,8 +206,8 @@ pub(crate) fn optional_number(name: &str, arg: Option<&Bound<'_, PyAny>>) -> PyR
     }
 }
 
-/// A positive integer argument in `[1, max]` (an int, or a float with an integral value
-/// such as `1e4`).
+/// A positive integer argument in `[1, max]` (an int, anything with `__index__` such as
+/// numpy's integers, or a real number with an integral value such as `1e4`).
 pub(crate) fn count(name: &str, arg: &Bound<'_, PyAny>, max: f64) -> PyResult<u64> {
     let bad = |shown: String| {
         value_error(format!(
@@ -160,6 +218,13 @@ pub(crate) fn count(name: &str, arg: &Bound<'_, PyAny>, max: f64) -> PyResult<u6
         return match arg.extract::<u64>() {
             Ok(k) if k >= 1 && k as f64 <= max => Ok(k),
             _ => Err(bad(arg.to_string())),
+        };
+    }
+    // numpy's integer scalars: exactly, through `__index__`.
+    if let Some(i) = index_like(arg) {
+        return match i.extract::<u64>() {
+            Ok(k) if k >= 1 && k as f64 <= max => Ok(k),
+            _ => Err(bad(i.to_string())),
         };
     }
     let x = number(name, arg)?;

@@ -203,3 +203,22 @@ def test_subsampled_gaussian_takes_the_pipeline_keys_as_keywords():
         M.subsampled_gaussian(1.0, 0.01, neighbours="swap")
     with pytest.raises(ValueError, match="batch"):
         M.subsampled_gaussian(1.0, batch=70, n=60, sampling="fixed")
+
+
+def test_account_takes_at_fpr_and_keeps_probabilities_in_0_1():
+    # Issue 57 §5 (9): account had no at_fpr (the CLI's --at-fpr); (3): a delta's upper
+    # end rounded outward had been 1.0000000000000004.
+    from statistics import NormalDist
+
+    n = NormalDist()
+    b = dpw.account(["gaussian:sigma=1"], at_fpr=0.01)
+    exact = n.cdf(n.inv_cdf(0.01) + 1.0)
+    assert b.quantity == "tpr" and b.given == 0.01
+    assert b.lower <= exact <= b.upper and b.upper - b.lower <= 1e-3 * b.upper
+    with pytest.raises(ValueError, match="at_fpr"):
+        dpw.account(["gaussian:sigma=1"], at_fpr=1.5)
+    with pytest.raises(ValueError, match="exactly one of"):
+        dpw.account(["gaussian:sigma=1"], delta=1e-5, at_fpr=0.01)
+    for spec in ["rr:epsilon=50", "gaussian:sigma=0.1,count=100"]:
+        d = dpw.account([spec], epsilon=0.0)
+        assert 0.0 <= d.lower <= d.estimate <= d.upper <= 1.0 and d.ln_upper <= 0.0, d

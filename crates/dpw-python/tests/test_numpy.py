@@ -53,3 +53,24 @@ def test_one_bad_element_is_a_value_error_naming_it():
         dpw.gaussian_epsilon(1e-5, np.array([1.0, np.inf]))
     with pytest.raises(ValueError, match="epsilon"):
         dpw.analytic_sigma(np.array(["a", "b"]), 1e-5)
+
+
+def test_numpy_scalars_are_numbers_everywhere():
+    # Issue 57 §5 (8): np.int64 and np.float32 were refused ("expected a number, got
+    # float32") by the accountant, the solver and the radii; anything with __index__ or
+    # __float__ is a number, a bool or a complex number is not.
+    b = dpw.account(["gaussian:sigma=1"], delta=np.float32(1e-5))
+    assert b.upper == dpw.account(["gaussian:sigma=1"], delta=float(np.float32(1e-5))).upper
+    m = dpw.Mechanism.gaussian(np.float32(2.0)).compose(np.int64(10))
+    assert m.spec == "gaussian:sigma=2.0,count=10"
+    assert dpw.Mechanism.subsampled_gaussian(np.float64(1.0), np.float32(0.5), steps=None).kind
+    assert m.epsilon(np.float32(1e-5)).upper == m.epsilon(float(np.float32(1e-5))).upper
+    r = dpw.least_radius(np.int64(100), np.float32(1.0), 1e-6)
+    assert r.lower <= r.upper
+    s = dpw.solve("gaussian:sigma=?", epsilon=np.int64(1), delta=np.float32(1e-5))
+    assert s.meets == dpw.solve("gaussian:sigma=?", epsilon=1, delta=float(np.float32(1e-5))).meets
+    for bad in [np.bool_(True), True, np.complex64(1 + 1j), "1e-5"]:
+        with pytest.raises(ValueError, match="delta: expected a number"):
+            dpw.account(["gaussian:sigma=1"], delta=bad)
+    with pytest.raises(ValueError, match="count"):
+        dpw.Mechanism.gaussian(1.0).compose(np.int64(0))

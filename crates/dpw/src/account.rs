@@ -395,6 +395,21 @@ impl AccountRequest {
         })
     }
 
+    /// Whether the composition's mass at an infinite loss, if any, comes only from the
+    /// discretisation of balls-in-bins epochs (§2.10): some mechanism is balls-in-bins and
+    /// none has an infinite loss of its own (the truncated Laplacian and bounded noise do).
+    fn discretised_infinity_only(&self) -> bool {
+        self.mechanisms
+            .iter()
+            .any(|m| matches!(m.pipeline.sampling, Sampling::Allocation { .. }))
+            && !self.mechanisms.iter().any(|m| {
+                matches!(
+                    m.kind,
+                    MechanismKind::TruncatedLaplace { .. } | MechanismKind::Bounded { .. }
+                )
+            })
+    }
+
     /// Whether some mechanism's only certified number is a lower bound (§2.9).
     pub fn lower_bound_only(&self) -> bool {
         self.mechanisms.iter().any(|m| m.lower_bound_only())
@@ -468,7 +483,19 @@ impl AccountRequest {
             } else {
                 accountant
             };
-            let acc = b(list).map_err(|e| e.0)?.with_work(work.clone());
+            // The laws are built with the meter watching: a cancellation (Ctrl-C in
+            // Python) stops a long construction (a balls-in-bins epoch's, seconds), which
+            // counts no work.
+            let acc = work
+                .watching(|| b(list))
+                .map_err(|e| {
+                    if work.cancelled() {
+                        "interrupted".to_string()
+                    } else {
+                        e.0
+                    }
+                })?
+                .with_work(work.clone());
             match accuracy {
                 Some(a) => acc.with_accuracy(a).map_err(|e| e.to_string()),
                 None => Ok(acc),
@@ -502,14 +529,30 @@ impl AccountRequest {
             }),
         }
         .map_err(|e| match e {
-            composition::CompositionError::Unreachable { floor, .. } => format!(
-                "--delta: delta = {:e} is unreachable: the composition has P(L = inf) = \
-                 {floor:.6e} (delta at every epsilon is at least that); ask for a delta above it",
-                match query {
+            composition::CompositionError::Unreachable { floor, .. } => {
+                let d = match query {
                     Query::Delta(d) => d,
                     _ => f64::NAN,
+                };
+                if self.discretised_infinity_only() {
+                    // No mechanism here has an infinite loss: the mass is the balls-in-bins
+                    // epochs' construction (§2.10), which sends the tail beyond its cap
+                    // (an excess mean of about e^-32 a step) to +inf.
+                    format!(
+                        "--delta: delta = {d:e} is below what the balls-in-bins accounting \
+                         certifies: its epoch laws send their tails beyond a cap (an excess \
+                         mean of about e^-32 a step, docs/accountant.md §2.10) to an infinite \
+                         loss, P(L = inf) = {floor:.6e} in all (the mechanism itself has none), \
+                         and delta at every epsilon is at least that; ask for a delta above it"
+                    )
+                } else {
+                    format!(
+                        "--delta: delta = {d:e} is unreachable: the composition has P(L = inf) \
+                         = {floor:.6e} (delta at every epsilon is at least that); ask for a \
+                         delta above it"
+                    )
                 }
-            ),
+            }
             composition::CompositionError::Interrupted => "interrupted".to_string(),
             // The accountant's own limits (bin budget, root search) are the composition's:
             // named by the flag that gave it, with the internal quantity in parentheses.

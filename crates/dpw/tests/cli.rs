@@ -1889,6 +1889,43 @@ fn account_at_fpr_takes_a_coarser_step_where_the_first_overflows_the_bins() {
     );
 }
 
+/// Issue 57 §5 (11): balls-in-bins at a δ below its discretisation's infinite-loss mass is
+/// refused saying that mass is the accounting's, not the mechanism's (it was blamed on the
+/// composition's `P(L = inf)`); with a mechanism of a real infinite loss, as before.
+#[test]
+fn account_balls_in_bins_below_its_discretisation_is_refused_honestly() {
+    let dir = tempfile::tempdir().unwrap();
+    let bib = "subsampled-gaussian:sigma=1,sampling=allocation,steps=100";
+    let out = dpw(
+        dir.path(),
+        &["account", "--mechanism", bib, "--delta", "1e-50"],
+    );
+    assert_bad_output(&out, "account", "--delta");
+    let e = stderr(&out);
+    assert!(
+        e.contains("balls-in-bins") && e.contains("the mechanism itself has none"),
+        "{e}"
+    );
+    let out = dpw(
+        dir.path(),
+        &[
+            "account",
+            "--mechanism",
+            bib,
+            "--mechanism",
+            "truncated-laplace:epsilon=1,delta=1e-20",
+            "--delta",
+            "1e-50",
+        ],
+    );
+    assert_bad_output(&out, "account", "--delta");
+    assert!(
+        stderr(&out).contains("the composition has P(L = inf)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn account_at_fpr_brackets_the_gaussian_tradeoff() {
     // TPR = Φ(Φ⁻¹(FPR) + μ) for the Gaussian of μ = 1/σ (Dong, Roth & Su).

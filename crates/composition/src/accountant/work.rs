@@ -111,6 +111,14 @@ impl Work {
         self.inner.cancelled.load(Ordering::Relaxed)
     }
 
+    /// Runs `f` on this thread with a meter current that shares this one's cancellation
+    /// and counts nothing: work before a computation proper (building a law, such as a
+    /// balls-in-bins epoch's, which charges as it goes) stops at [`Self::cancel`] with
+    /// [`CompositionError::Interrupted`], and the count and budget stay as they were.
+    pub fn watching<T>(&self, f: impl FnOnce() -> T) -> T {
+        self.aside().metered(f)
+    }
+
     /// Runs `f` on this thread with the meter current, then adds the work it charged.
     /// The sum is taken after `f` returns, so concurrent sides add deterministic totals.
     pub(crate) fn metered<T>(&self, f: impl FnOnce() -> T) -> T {
@@ -174,6 +182,10 @@ mod tests {
         let shared = w.clone();
         shared.cancel();
         assert_eq!(w.metered(|| charge(1)), Err(CompositionError::Interrupted));
+        // Watched work stops at the cancellation and is not counted.
+        assert_eq!(w.watching(|| charge(7)), Err(CompositionError::Interrupted));
+        assert_eq!(w.done(), 111);
+        assert_eq!(Work::new(Some(5)).watching(|| charge(9)), Ok(()));
         assert_eq!(Work::new(None).budget(), None);
         // The default meter has no budget: it is never exhausted.
         let free = Work::default();

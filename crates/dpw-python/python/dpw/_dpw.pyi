@@ -36,7 +36,7 @@ class Bracket:
 
     @property
     def quantity(self) -> str:
-        """'epsilon' (answering a delta) or 'delta' (answering an epsilon)."""
+        """'epsilon' (answering a delta), 'delta' (answering an epsilon) or 'tpr' (at_fpr)."""
     @property
     def given(self) -> float:
         """The delta or epsilon that was given."""
@@ -141,8 +141,10 @@ def account(
     *,
     delta: Optional[float] = None,
     epsilon: Optional[float] = None,
+    at_fpr: Optional[float] = None,
     accuracy: Optional[float] = None,
     max_work: Optional[float] = None,
+    schedule: Optional[str] = None,
 ) -> Bracket: ...
 
 class Solution:

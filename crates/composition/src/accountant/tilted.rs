@@ -380,6 +380,10 @@ pub struct TiltedSum {
     pub mean: f64,
     /// Tilted standard deviation.
     pub sd: f64,
+    /// The frequencies left out below the cut (positions in the transform), and the
+    /// charge they added to every bin's error bound (tests only).
+    #[cfg(test)]
+    pub(crate) left_out: (Vec<usize>, f64),
 }
 
 /// Bounds on `δ_fin(ε)` in log space.
@@ -813,6 +817,8 @@ impl TiltedSum {
         // Frequencies whose power is at most e^{ln_cut}, left out of the inverse transform
         // (charged below); a frequency pruned from `alive` earlier is one of them.
         let mut dropped = 0u64;
+        #[cfg(test)]
+        let mut left_out: Vec<usize> = Vec::new();
         let drop_charge = 2.0 * ln_cut.exp();
         let sums = if one { 0 } else { n };
         let mut acc = filled(sums, Complex::new(0.0, 0.0)); // Σ c (ln|A| + i arg A)
@@ -969,6 +975,8 @@ impl TiltedSum {
                     if lm < ln_cut {
                         buf[k] = Complex::new(0.0, 0.0);
                         dropped += 1;
+                        #[cfg(test)]
+                        left_out.push(k);
                         continue;
                     }
                     let lr = r.ln();
@@ -1006,6 +1014,8 @@ impl TiltedSum {
             if lmag[k] < ln_cut {
                 buf[k] = Complex::new(0.0, 0.0);
                 dropped += 1;
+                #[cfg(test)]
+                left_out.push(k);
                 continue;
             }
             buf[k] = power_at(
@@ -1022,7 +1032,8 @@ impl TiltedSum {
         // bound e^{lmag} includes the transform's error): charged at twice that. Far
         // below the window's other terms (err_sum ≥ c·e, about 1e-14, whose own slack
         // covers this sum's rounding), it seldom moves err_sum's bits at all.
-        err_sum += dropped as f64 * drop_charge;
+        let cut_charge = dropped as f64 * drop_charge;
+        err_sum += cut_charge;
         drop(acc);
         drop(lmag);
         drop(ratio);
@@ -1050,6 +1061,8 @@ impl TiltedSum {
             ln_abs_above,
             mean,
             sd,
+            #[cfg(test)]
+            left_out: (left_out, cut_charge / nf),
         })
     }
 
@@ -1523,6 +1536,130 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The frequencies left out at the production cut ([`LN_CUT`]) against their exact
+    /// powers, computed here in closed form (issue 57 item 3a): each factor is a law on
+    /// two or three lattice points, so its tilted transform at frequency k is a sum of two
+    /// or three phases, `Σ_j w_j e^{−2πi k j/n}` with `w_j ∝ p_j e^{λ x_j}` normalised
+    /// here, and the composed power is `Π |A_i(k)|^{c_i}`. Every frequency a window left
+    /// out has an exact power of at most `e^{LN_CUT}` (so it moves no bin by more than
+    /// `e^{LN_CUT}/n`), and the charge the window added to every bin is at least the sum
+    /// over them of `|P(k)|/n`, which bounds what they move any bin by. The two-point law
+    /// is set so that its composed power's least value is `e^{−101}`: dozens of
+    /// frequencies just below the cut, their sum at least a tenth of the charge (0.24 of
+    /// it: a charge four times too small fails). One factor (the fused pass) and two (the
+    /// general path), both sides and neither, λ = 0 and 0.8. Seen failing when frequencies
+    /// are left out below `e^{LN_CUT + 3}` while `2e^{LN_CUT}` is charged, and when the
+    /// charge is `0.1e^{LN_CUT}`; the comparison with the uncut window above passes both.
+    #[test]
+    fn frequencies_left_out_at_the_cut_weigh_less_than_their_charge() {
+        let (d, g, g2) = (0.01, 40i64, 23i64);
+        // A lattice with masses `p` at the indices `at`, the rest empty.
+        let lattice = |at: &[i64], p: &[f64]| {
+            let top = *at.last().unwrap();
+            let mut ln_pmf = vec![f64::NEG_INFINITY; top as usize + 1];
+            for (&j, &m) in at.iter().zip(p) {
+                ln_pmf[j as usize] = m.ln();
+            }
+            Lattice {
+                step: d,
+                lo: 0,
+                ln_pmf,
+                ln_inf: f64::NEG_INFINITY,
+            }
+        };
+        // ln |Σ w_j e^{−2πi k j/n}| with `w ∝ p e^{λ j d}`.
+        let ln_abs = |at: &[i64], p: &[f64], lambda: f64, k: usize, n: usize| {
+            let w: Vec<f64> = at
+                .iter()
+                .zip(p)
+                .map(|(&j, &m)| m * (lambda * j as f64 * d).exp())
+                .collect();
+            let total: f64 = w.iter().sum();
+            let (mut re, mut im) = (0.0, 0.0);
+            for (&j, &v) in at.iter().zip(&w) {
+                let r = ((k as u128 * j as u128) % n as u128) as f64;
+                let th = -2.0 * std::f64::consts::PI * r / n as f64;
+                re += v / total * th.cos();
+                im += v / total * th.sin();
+            }
+            0.5 * (re * re + im * im).ln()
+        };
+        let (count_a, count_b) = (50u64, 12u64);
+        let mut checked = 0;
+        for lambda in [0.0, 0.8] {
+            // The tilted masses (w, 1 − w) with |2w − 1|^50 = e^{−101}, untilted.
+            let w = 0.5 * (1.0 + (-101.0f64 / count_a as f64).exp());
+            let ratio = w / (1.0 - w) * (lambda * g as f64 * d).exp();
+            let pa = [ratio / (1.0 + ratio), 1.0 / (1.0 + ratio)];
+            let at_a = [0, g];
+            let (at_b, pb) = ([0, g2, 2 * g2], [0.3, 0.45, 0.25]);
+            let (la, lb) = (lattice(&at_a, &pa), lattice(&at_b, &pb));
+            let one = [Factor {
+                law: &la,
+                count: count_a,
+            }];
+            let two = [
+                Factor {
+                    law: &la,
+                    count: count_a,
+                },
+                Factor {
+                    law: &lb,
+                    count: count_b,
+                },
+            ];
+            for (f, parts) in [(&one[..], 1), (&two[..], 2)] {
+                for side in [None, Some(true), Some(false)] {
+                    let win = TiltedSum::window(
+                        f,
+                        lambda,
+                        1 << 22,
+                        f64::INFINITY,
+                        side,
+                        LN_ALIAS,
+                        true,
+                        LN_CUT,
+                    )
+                    .unwrap();
+                    let n = win.values.len();
+                    let (left, charge) = &win.left_out;
+                    let ln_power = |k: usize| {
+                        let mut l = count_a as f64 * ln_abs(&at_a, &pa, lambda, k, n);
+                        if parts == 2 {
+                            l += count_b as f64 * ln_abs(&at_b, &pb, lambda, k, n);
+                        }
+                        l
+                    };
+                    let mut moved = 0.0;
+                    for &k in left {
+                        let l = ln_power(k);
+                        assert!(
+                            l <= LN_CUT + 1e-9,
+                            "λ {lambda}, {parts} laws, {side:?}: frequency {k} of {n} left out \
+                             at power e^{l}"
+                        );
+                        moved += l.exp() / n as f64;
+                    }
+                    assert!(
+                        moved <= *charge,
+                        "λ {lambda}, {parts} laws, {side:?}: {} left out move a bin by up \
+                         to {moved:e}, charged {charge:e}",
+                        left.len()
+                    );
+                    assert!(left.len() >= 10, "only {} left out", left.len());
+                    if parts == 1 {
+                        assert!(
+                            moved >= 0.1 * charge,
+                            "λ {lambda}, {side:?}: {moved:e} against {charge:e}"
+                        );
+                    }
+                    checked += left.len();
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
     }
 
     /// The Chernoff bound of a composed three-point law against its tails enumerated

@@ -222,3 +222,26 @@ def test_account_takes_at_fpr_and_keeps_probabilities_in_0_1():
     for spec in ["rr:epsilon=50", "gaussian:sigma=0.1,count=100"]:
         d = dpw.account([spec], epsilon=0.0)
         assert 0.0 <= d.lower <= d.estimate <= d.upper <= 1.0 and d.ln_upper <= 0.0, d
+
+
+def test_the_python_doc_says_what_each_sampler_certifies():
+    # Issue 57 §5 (12): docs/python.md said balls-in-bins had a lower bound only and that
+    # solve refused it; it has a certified bracket and solves. Shuffled epochs are the
+    # lower-bound-only ones.
+    import os
+    import re
+
+    doc = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "python.md")
+    if not os.path.exists(doc):
+        pytest.skip("docs/python.md is not beside the package")
+    text = " ".join(open(doc, encoding="utf-8").read().split())
+    for sentence in re.split(r"(?<=\.) ", text):
+        if "lower bound only" in sentence:
+            assert "allocation" not in sentence and "balls-in-bins" not in sentence.lower(), sentence
+    assert "Balls-in-bins epochs (`sampling=allocation,steps=T`) have a certified bracket" in text
+    s = dpw.solve("subsampled-gaussian:sigma=?,sampling=allocation,steps=20", epsilon=2, delta=1e-5, accuracy=1e-2)
+    assert s.fails < s.meets
+    b = dpw.account([f"subsampled-gaussian:sigma={s.meets!r},sampling=allocation,steps=20"], delta=1e-5)
+    assert b.upper <= 2
+    with pytest.raises(ValueError, match="lower bound"):
+        dpw.solve("subsampled-gaussian:sigma=?,sampling=shuffle,batch=10,n=1000", epsilon=4, delta=1e-8)

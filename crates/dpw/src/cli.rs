@@ -114,8 +114,12 @@ pub enum Command {
         max_work: Option<f64>,
         /// Output format: table (for people), csv (the header
         /// `quantity,lower,estimate,upper,seconds` and one row) or json (those fields,
-        /// `ln_lower`, `ln_upper`, `step`, `accuracy_met`, `work`, `max_work` and the
-        /// parsed request).
+        /// always numbers, `ln_lower`, `ln_estimate`, `ln_upper` (their natural logs),
+        /// `step`, `accuracy_met`, `work`, `max_work` and the parsed request). A δ below
+        /// a double's range is in the CSV and table from its log (`5.09e-1790`); in JSON
+        /// its number is the nearest double on the safe side (below 5e-324: 0 for a
+        /// lower end, 5e-324 for an upper end) and its `ln_*` field keeps the value. A δ
+        /// or a rate is in [0, 1].
         #[arg(
             long,
             value_enum,

@@ -867,6 +867,73 @@ fn importance_sampling_matches_quadrature_for_one_use() {
     }
 }
 
+/// Route 1's fast variant, in the test command (issue 57 item 3f): the same mixed-regime
+/// point (R = 60000, k = 3e4, δ = 1e-126, where the mass level decides) at accuracy 3e-3,
+/// whose bracket [0.350712, 0.351380] (1.9e-3 wide) takes 1.5–3 s instead of 11 s, and
+/// 2000 importance samples at each end (a relative se of about 5.5 %, about 2 s, one
+/// thread each). The same one-sided checks as the long test, at 5 se: the true δ is at
+/// most the target at the upper end and at least it at the lower end (measured δ̂/δ 0.93
+/// and 1.35). Fails when `Accountant::epsilon_ln_between` moves both ends down by 2e-3
+/// (δ̂/δ = 1.39 at the upper end against a bound of 1.27); the long test's 10⁴ samples
+/// resolve 1e-3.
+#[test]
+fn mixed_regime_bracket_against_importance_sampling_fast() {
+    let (radius, k, delta) = (60000.0, 30_000u64, 1e-126f64);
+    let lnd = delta.ln();
+    let t = std::time::Instant::now();
+    let e = bounded(radius, k)
+        .with_accuracy(3e-3)
+        .unwrap()
+        .epsilon(delta)
+        .unwrap();
+    let t_acc = t.elapsed();
+    let at = |eps: f64, seed: u64| {
+        let mc = TiltedMc::new(radius, k, eps, lnd);
+        let (l, se, share) = mc.run(2000, seed);
+        (l, se, share, mc.ln_outside)
+    };
+    let (up, lo) = std::thread::scope(|s| {
+        let h = s.spawn(|| at(e.lower, 4));
+        let up = at(e.upper, 3);
+        (up, h.join().unwrap())
+    });
+    eprintln!(
+        "R {radius} k {k} δ {delta:e}: accountant ε in [{}, {}] ({t_acc:.1?}); IS δ̂/δ at the \
+         upper end {:.4} (relative se {:.2e}, largest sample {:.1e}), at the lower end {:.4} \
+         (se {:.2e}, largest {:.1e}); {:.1?} in all",
+        e.lower,
+        e.upper,
+        (up.0 - lnd).exp(),
+        up.1,
+        up.2,
+        (lo.0 - lnd).exp(),
+        lo.1,
+        lo.2,
+        t.elapsed()
+    );
+    assert!(e.upper / e.lower - 1.0 <= 3e-3, "{e:?}");
+    assert!(
+        up.1 < 0.08 && lo.1 < 0.08,
+        "standard errors {} {}",
+        up.1,
+        lo.1
+    );
+    assert!(
+        (up.0 - lnd).exp() <= 1.0 + 5.0 * up.1,
+        "δ at the upper end {} is {} × δ (se {})",
+        e.upper,
+        (up.0 - lnd).exp(),
+        up.1
+    );
+    assert!(
+        (lo.0 - lnd).exp() + (lo.3 - lnd).exp() >= 1.0 - 5.0 * lo.1,
+        "δ at the lower end {} is {} × δ (se {})",
+        e.lower,
+        (lo.0 - lnd).exp(),
+        lo.1
+    );
+}
+
 /// Route 1 (module docs): the mixed regime, R = 60000, k = 3e4, δ = 1e-126 (with
 /// `DPW_LONG=1` also k = 1e5), where the mass level decides both ends of the bracket.
 /// The accountant's ε bracket at accuracy 1e-3, [0.351041, 0.351210] (11 s); at each end

@@ -361,8 +361,30 @@ fn judge(o: &Outcome, out_dir: &Path, calibrate: bool, json: bool) -> Option<Str
                 if let Some(t) = non_finite_token(&o.stdout) {
                     return Some(format!("calibrate printed {t}"));
                 }
-                if json && serde_json::from_str::<serde_json::Value>(&o.stdout).is_err() {
-                    return Some("calibrate printed invalid JSON".into());
+                let parsed = if json {
+                    match serde_json::from_str::<serde_json::Value>(&o.stdout) {
+                        Ok(v) => Some(v),
+                        Err(_) => return Some("calibrate printed invalid JSON".into()),
+                    }
+                } else {
+                    None
+                };
+                // `dpw account` and `dpw solve` (issue 57 §5): the ends are JSON numbers
+                // (or null), a δ or a power at most 1, and the work within the budget.
+                if let Some(v) = parsed.filter(|v| v.get("max_work").is_some()) {
+                    for k in ["lower", "estimate", "upper", "meets", "fails"] {
+                        if v.get(k).is_some_and(|x| !(x.is_number() || x.is_null())) {
+                            return Some(format!("JSON {k} is not a number"));
+                        }
+                    }
+                    let probability = matches!(v["quantity"].as_str(), Some("delta" | "tpr"));
+                    if probability && v["upper"].as_f64().is_some_and(|u| u > 1.0) {
+                        return Some("a delta or power above 1".into());
+                    }
+                    let (work, max) = (v["work"].as_f64(), v["max_work"].as_f64());
+                    if v.get("meets").is_some() && work.zip(max).is_some_and(|(w, m)| w > m) {
+                        return Some("solve reported more work than --max-work".into());
+                    }
                 }
                 return None;
             }

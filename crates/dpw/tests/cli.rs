@@ -1926,6 +1926,33 @@ fn account_balls_in_bins_below_its_discretisation_is_refused_honestly() {
     );
 }
 
+/// Issue 57 §5 (7): δ far below the tail cut recuts deeper each time until a lower end
+/// shows; δ(200) of a Gaussian at μ = 2 (ln δ = −4909.936331684632, 30-digit mpmath of
+/// `Q(ε/μ − μ/2) − e^ε Q(ε/μ + μ/2)`) was [0, e^−4120], accuracy not met, after 1e-4 of
+/// the work budget (four recuts of 1000 nats each).
+#[test]
+fn account_a_delta_far_below_the_first_cuts_gets_a_lower_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = dpw(
+        dir.path(),
+        &[
+            "account",
+            "--mechanism",
+            "gaussian:sigma=0.5",
+            "--epsilon",
+            "200",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let exact = -4909.936331684632;
+    let (lo, hi) = (v["ln_lower"].as_f64(), v["ln_upper"].as_f64().unwrap());
+    assert!(lo.is_some_and(|lo| lo <= exact) && exact <= hi, "{v}");
+    assert_eq!(v["accuracy_met"], true, "{v}");
+}
+
 #[test]
 fn account_at_fpr_brackets_the_gaussian_tradeoff() {
     // TPR = Φ(Φ⁻¹(FPR) + μ) for the Gaussian of μ = 1/σ (Dong, Roth & Su).

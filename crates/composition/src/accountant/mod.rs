@@ -440,7 +440,15 @@ impl Accountant {
             // tries: where δ itself is 0 or below any tail, the bracket [0, upper] stands).
             // This step's own upper end says whether its cut limits it; then cut for the
             // lower end.
-            let guess = if lo.is_finite() { lo } else { hi - 1000.0 };
+            // No lower end yet: δ lies somewhere below the cut's own mass; each recut
+            // goes twice as far down as the one before (1000, 2000, 4000, 8000 nats: a
+            // fixed 1000 left δ(200) of a Gaussian at μ = 2, e^-4910, at [0, e^-4120]
+            // after four recuts and 1e-4 of the work budget).
+            let guess = if lo.is_finite() {
+                lo
+            } else {
+                hi - 1000.0 * f64::from(1u32 << retails.min(16))
+            };
             let cut_limits = hi_here.is_finite() && hi_here - (tail + ln_k) < 12.0;
             let mut moved = false;
             if cut_limits && tail > -1e6 && retails < 4 {

@@ -326,3 +326,24 @@ fn a_monte_carlo_of_the_real_mechanism_with_an_adaptive_adversary_lies_in_the_br
          above the certified upper end {up}"
     );
 }
+
+#[test]
+fn a_batch_of_all_examples_is_the_gaussian_with_a_replaced_examples_shift() {
+    // B = n: every example in every step, so replace-one moves the sum by 2s and the pair
+    // is symmetric; T steps compose to the Gaussian at μ = 2s√T/σ, whose δ(ε) is
+    // Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) (closed form, special's erfc). It had gone through the subsampled law at q = 1,
+    // which at σ = 0.04 could not be resolved.
+    let phi = |x: f64| 0.5 * (-x / std::f64::consts::SQRT_2).compl_error();
+    for (sigma, count, eps) in [(2.0, 3u32, 0.5), (0.3, 2, 20.0), (10.0, 100, 1.0)] {
+        let mu = 2.0 * (count as f64).sqrt() / sigma;
+        let exact = phi(mu / 2.0 - eps / mu) - eps.exp() * phi(-mu / 2.0 - eps / mu);
+        let text = format!(
+            "subsampled-gaussian:sigma={sigma},sampling=fixed,batch=5,n=5,neighbours=replace-one,count={count}"
+        );
+        let (lo, up) = bracket_delta(&text, eps);
+        assert!(
+            lo <= exact * (1.0 + 1e-12) && exact <= up * (1.0 + 1e-12) && up - lo <= 1e-5 * up,
+            "{text} at ε = {eps}: exact {exact:e} against [{lo:e}, {up:e}]"
+        );
+    }
+}

@@ -683,6 +683,18 @@ impl MechanismSpec {
                 // Under replace-one the adversary picks each step's order: the
                 // symmetrised pair, which dominates both (§2.7, "Adaptive order"); the
                 // lower ends come from the orders composed alone (`lower_laws`).
+                // A batch of all n: the unsampled pair with a replaced example's shift.
+                (Sampling::Fixed { batch, n }, Neighbours::ReplaceOne, _) if batch == n => {
+                    let mu = div_up(2.0 * one, scale);
+                    let e = |_| wrap("sensitivity/scale", "[1e-8, 1e4]", mu);
+                    Ok((
+                        match base {
+                            Base::Gaussian => Box::new(GaussianLaw::new(mu).map_err(e)?),
+                            Base::Laplace => Box::new(ClippedLaplaceLaw::laplace(mu).map_err(e)?),
+                        },
+                        None,
+                    ))
+                }
                 (Sampling::Fixed { .. }, Neighbours::ReplaceOne, _) => {
                     let mu = div_up(2.0 * one, scale);
                     Ok((Box::new(symmetrized(base, mu, q).map_err(err(mu))?), None))
@@ -817,13 +829,13 @@ impl MechanismSpec {
         };
         let mu = div_down(2.0 * self.sensitivity, scale);
         let q = div_down(batch as f64, n as f64);
+        if batch == n {
+            // Every example in every batch: the unsampled pair, symmetric (`laws`).
+            return Ok(None);
+        }
         let law = |dir: Direction| {
-            SubsampledLaw::new(base, mu, q, dir).map_err(|_| {
-                SpecError(format!(
-                    "{}: sensitivity/scale = {mu:e} is outside the supported range [1e-6, 50]",
-                    self.kind_name()
-                ))
-            })
+            SubsampledLaw::new(base, mu, q, dir)
+                .map_err(|e| SpecError(format!("{}: {e}", self.kind_name())))
         };
         Ok(Some((
             Box::new(law(Direction::Remove)?),
@@ -1316,7 +1328,7 @@ pub fn has_dominated_laws(specs: &[MechanismSpec]) -> bool {
         );
         match (s.pipeline.sampling, s.pipeline.neighbours) {
             (Sampling::Allocation { .. }, _) => true,
-            (Sampling::Fixed { .. }, Neighbours::ReplaceOne) => subsampled,
+            (Sampling::Fixed { batch, n }, Neighbours::ReplaceOne) => subsampled && batch < n,
             _ => false,
         }
     })

@@ -46,6 +46,7 @@ pub struct SubsampledLaw {
     dir: Direction,
     ln_1mq: f64,
     ln_q: f64,
+    exact_zero: bool,
 }
 
 const LN_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
@@ -67,7 +68,9 @@ impl SubsampledLaw {
         if !(mu.is_finite() && (1e-6..=50.0).contains(&mu)) {
             return Err(out_of_range("sensitivity/scale", mu, "[1e-6, 50]"));
         }
-        if !(1e-9..=1.0).contains(&q) {
+        // The low end a few ulps wide: a rate B/N rounded down for a lower end
+        // (`MechanismSpec::lower_laws`) may fall an ulp below 1e-9 where B/N is 1e-9.
+        if !(1e-9 * (1.0 - 4.0 * f64::EPSILON)..=1.0).contains(&q) {
             return Err(out_of_range("q", q, "[1e-9, 1]"));
         }
         Ok(Self {
@@ -77,6 +80,7 @@ impl SubsampledLaw {
             dir,
             ln_1mq: (-q).ln_1p(),
             ln_q: q.ln(),
+            exact_zero: false,
         })
     }
 
@@ -158,6 +162,15 @@ impl SubsampledLaw {
 
     /// The `y` at which the loss equals `l` on the monotone part (bisection).
     fn y_of_loss(&self, l: f64) -> f64 {
+        // Loss 0 is g = 0, at y = μ/2 exactly for both bases (for the symmetrised law's
+        // parts: the other laws keep the cells their figures were made with). The bisection below finds
+        // where the *computed* loss changes sign, which at small q is off by its
+        // rounding over its slope (1e-23/(qμ) = 9e-12 at q = 1e-8, μ = 2e-4): the
+        // symmetrised law joins the two directions' cells there, and that gap had lost
+        // 7e-12 of mass a use (accountant/symmetrized.rs).
+        if l == 0.0 && self.exact_zero {
+            return 0.5 * self.mu;
+        }
         let (lo, hi) = match self.base {
             Base::Gaussian => (-1e4, 1e4),
             Base::Laplace => (0.0, self.mu),
@@ -462,8 +475,13 @@ impl SubsampledLaw {
 /// assert!((s.atoms()[0].1 - 0.191462461274013).abs() < 1e-15);
 /// ```
 pub fn symmetrized(base: Base, mu: f64, q: f64) -> Result<SymmetrizedLaw> {
-    let above = SubsampledLaw::new(base, mu, q, Direction::Remove)?;
-    let below = SubsampledLaw::new(base, mu, q, Direction::Add)?;
+    // Both parts meet at loss 0 on the same output y = μ/2, exactly.
+    let exact = |l: SubsampledLaw| SubsampledLaw {
+        exact_zero: true,
+        ..l
+    };
+    let above = exact(SubsampledLaw::new(base, mu, q, Direction::Remove)?);
+    let below = exact(SubsampledLaw::new(base, mu, q, Direction::Add)?);
     let inside = match base {
         Base::Gaussian => (0.5 * mu * std::f64::consts::FRAC_1_SQRT_2).error(),
         Base::Laplace => -(-0.5 * mu).exp_m1(),

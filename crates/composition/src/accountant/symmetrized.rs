@@ -250,6 +250,32 @@ mod tests {
     }
 
     #[test]
+    fn the_parts_meet_at_zero_without_a_gap() {
+        // Cells of the two parts and the atom hold all the mass, to rounding, down to
+        // q = 1e-8 and μ = 2e-4, where the two parts' own roots of the computed loss
+        // missed μ/2 by 9e-12 and lost 7e-12 of mass a use (a 1e9-fold composition's
+        // upper end fell 8e-4 below the orders' own lower end). Fails on a split at the
+        // bisected root.
+        for &(base, mu, q) in &[
+            (Base::Gaussian, 2e-4, 1e-8),
+            (Base::Gaussian, 2e-3, 1e-6),
+            (Base::Gaussian, 1.0, 0.5),
+            (Base::Laplace, 1e-3, 1e-7),
+        ] {
+            let s = symmetrized(base, mu, q).unwrap();
+            let r = s.continuous_range(-60.0).unwrap();
+            let edges = [r.lo, 0.5 * r.lo, 0.0, 0.5 * r.hi, r.hi];
+            let cells: f64 = s.cells(&edges).iter().map(|c| c.0.exp()).sum();
+            let atoms: f64 = s.atoms().iter().map(|a| a.1).sum();
+            let total = cells + atoms + r.ln_below.exp() + r.ln_above.exp();
+            assert!(
+                (total - 1.0).abs() < 1e-14,
+                "{base:?} μ={mu} q={q}: total mass {total:e}"
+            );
+        }
+    }
+
+    #[test]
     fn cells_across_zero_are_the_sum_of_their_sides() {
         // A cell (a, b] with a < 0 < b against the two sides' own cells, m re-based.
         let law = symmetrized(Base::Gaussian, 1.0, 0.3).unwrap();

@@ -542,3 +542,46 @@ fn a_bracket_of_two_pairs_is_solved_one_side_at_a_time() {
         "fails {fails} is not the dominated threshold: {down:?}"
     );
 }
+
+/// The closing pair with the reverse direction deciding (issue 57 item 3): balls-in-bins
+/// at 50 steps an epoch and δ = 1e-10, whose dominating laws leak more in the add
+/// direction (the reverse one) than in the remove direction, searched on those laws
+/// (docs/accountant.md §10.3). The meeting σ must hold the full accountant's upper end
+/// to the target (the definition), and it must be the reverse direction's threshold: there
+/// its upper end is the larger, and 4·accuracy below σ its lower end already breaks the
+/// target, so a pair that let the forward direction alone settle (it is below the target
+/// there) would have answered a σ that fails. Fails so when `settles_at_step` skips the
+/// reverse direction.
+#[test]
+fn the_reverse_direction_decides_the_closing_pair() {
+    use composition::accountant::Accountant;
+    let t = "subsampled-gaussian:sigma=?,sampling=allocation,steps=50";
+    let (eps, delta, acc) = (0.7, 1e-10, 1e-4);
+    let s = solve(&[t], privacy(eps, delta), acc);
+    let at = |v: f64| -> MechanismSpec { t.replace('?', &v.to_string()).parse().unwrap() };
+    let full = accountant(&[at(s.meets)])
+        .unwrap()
+        .with_accuracy(1e-5)
+        .unwrap()
+        .epsilon(delta)
+        .unwrap();
+    assert!(full.upper <= eps, "meets {}: {full:?}", s.meets);
+    let side = |v: f64, reverse: bool| {
+        let (remove, add) = at(v).laws().unwrap();
+        let law = if reverse { add.unwrap() } else { remove };
+        Accountant::new(vec![(law, 1)])
+            .unwrap()
+            .with_accuracy(1e-5)
+            .unwrap()
+            .epsilon(delta)
+            .unwrap()
+    };
+    let (fwd, rev) = (side(s.meets, false), side(s.meets, true));
+    assert!(rev.upper > fwd.upper, "forward {fwd:?} reverse {rev:?}");
+    let below = s.meets * (1.0 - 4.0 * acc);
+    let (fwd, rev) = (side(below, false), side(below, true));
+    assert!(
+        fwd.upper <= eps && rev.lower > eps,
+        "at {below}: forward {fwd:?}, reverse {rev:?}"
+    );
+}

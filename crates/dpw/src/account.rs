@@ -974,6 +974,8 @@ pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
         " (the requested accuracy was not reached within the work budget, --max-work: the bracket is still certified)"
     } else if r.schedule.is_some_and(|n| n.ratio.is_some()) {
         " (the requested accuracy was not reached: the schedule's rounding onto its lattices sets the width, docs/accountant.md §2.8; the bracket is still certified)"
+    } else if composition::accountant::spec::has_dominated_laws(&req.mechanisms) {
+        " (the requested accuracy was not reached: the width holds the gap between the dominating pair that certifies the upper end and the dominated one that certifies the lower, which no finer grid closes; fixed-size batches under replace-one: docs/accountant.md §2.7, Adaptive order; balls-in-bins: §2.10)"
     } else {
         " (the requested accuracy was not reached: a finer grid no longer narrowed the bracket, or would exceed the bin budget; the bracket is still certified)"
     };

@@ -47,20 +47,25 @@ def test_ctrl_c_interrupts_within_seconds(call):
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix", reason="POSIX signals")
-def test_ctrl_c_interrupts_the_construction_of_balls_in_bins_laws():
+@pytest.mark.parametrize("face", ["account", "solve"])
+def test_ctrl_c_interrupts_the_construction_of_balls_in_bins_laws(face):
     # Issue 57 §5 (10): a balls-in-bins epoch's laws take seconds to build before the
     # accountant's first window, and the construction had no cancellation point: the
     # signal after 1 s was answered when the whole call ended (6 s). Timed against the
     # same call uninterrupted, so a loaded machine slows both.
     # (Epoch laws once built are kept for the process: the two calls differ in sigma.)
     def call(sigma):
-        return dpw.account(
-            [f"subsampled-gaussian:sigma={sigma},sampling=allocation,steps=1000,count=10"],
-            delta=1e-6,
-        )
+        spec = f"subsampled-gaussian:sigma={sigma},sampling=allocation,steps=1000,count=10"
+        if face == "account":
+            return dpw.account([spec], delta=1e-6)
+        # The solver's first evaluation builds the same laws (a count moves no law).
+        return dpw.solve([spec.replace("count=10", "count=?")], epsilon=50.0, delta=1e-6,
+                         accuracy=0.5)
 
+    # Each face its own sigmas (the account face's laws are kept for the process).
+    sigma = 0.5 if face == "account" else 0.52
     start = time.monotonic()
-    call(0.5)
+    call(sigma)
     whole = time.monotonic() - start
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
@@ -68,7 +73,7 @@ def test_ctrl_c_interrupts_the_construction_of_balls_in_bins_laws():
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            call(0.501)
+            call(sigma + 0.001)
     finally:
         timer.cancel()
         signal.signal(signal.SIGINT, previous)

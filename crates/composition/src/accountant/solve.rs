@@ -506,15 +506,25 @@ impl Solver {
 
     /// The composition of `specs`, charging the search's work, at accuracy `acc`.
     fn composition(&self, specs: &[MechanismSpec], acc: f64) -> Result<Composition, SolveError> {
-        match self.side {
-            Side::Both => accountant(specs),
-            Side::Dominating => dominating_accountant(specs),
-            Side::Dominated => dominated_accountant(specs),
-        }
-        .map_err(|e| SolveError::Input(e.0))?
-        .with_work(self.work.clone())
-        .with_accuracy(acc)
-        .map_err(|e| SolveError::Input(e.to_string()))
+        // Built with the meter watching (as `dpw account` builds its own): a cancellation
+        // stops a long construction (a balls-in-bins epoch's laws, seconds), which counts
+        // no work.
+        self.work
+            .watching(|| match self.side {
+                Side::Both => accountant(specs),
+                Side::Dominating => dominating_accountant(specs),
+                Side::Dominated => dominated_accountant(specs),
+            })
+            .map_err(|e| {
+                if self.work.cancelled() {
+                    SolveError::Interrupted
+                } else {
+                    SolveError::Input(e.0)
+                }
+            })?
+            .with_work(self.work.clone())
+            .with_accuracy(acc)
+            .map_err(|e| SolveError::Input(e.to_string()))
     }
 
     /// One certified evaluation of `specs` (the unknown at `v`, for messages).

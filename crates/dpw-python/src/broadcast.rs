@@ -135,7 +135,7 @@ fn is_bool(arg: &Bound<'_, PyAny>) -> bool {
         || arg
             .get_type()
             .name()
-            .is_ok_and(|n| n.to_string() == "bool" || n.to_string() == "bool_")
+            .is_ok_and(|n| n == "bool" || n == "bool_")
 }
 
 /// `arg` as an integer when it has `__index__` (numpy's integer scalars), not a bool.

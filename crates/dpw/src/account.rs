@@ -362,7 +362,10 @@ impl AccountRequest {
                 };
                 (answer, Some(note))
             }
-            _ => (self.ask(&self.mechanisms, work)?, None),
+            _ => (
+                self.with_parts_below(self.ask(&self.mechanisms, work)?, work),
+                None,
+            ),
         };
         let (answer, poisson_claim) = if let Some(poisson) = poisson {
             // Only the lower end holds (§2.9): the upper end is none known (+∞, a true
@@ -408,6 +411,46 @@ impl AccountRequest {
                     MechanismKind::TruncatedLaplace { .. } | MechanismKind::Bounded { .. }
                 )
             })
+    }
+
+    /// A composition's ε(δ) and δ(ε) are at least each of its mechanisms' alone (leaving
+    /// one out is a post-processing): where the whole's bracket missed its accuracy, its
+    /// lower end is raised to the largest of theirs. A fine law beside a wide one (a
+    /// subsampled Gaussian's 2e-6 step beside 1e4 Laplace uses spanning ±5000 nats) left
+    /// the whole at [0, 1] for δ(0.1) after 4 % of its budget, where the Laplace uses
+    /// alone certify δ ≥ 0.99999999885 (issue 57).
+    fn with_parts_below(&self, a: Answer, work: &Work) -> Answer {
+        let acc = match self.query {
+            Query::Delta(_) => self.accuracy.unwrap_or(1e-4),
+            Query::Epsilon(_) => self.accuracy.unwrap_or(1e-3),
+            Query::AtFpr(_) => return a,
+        };
+        if a.accuracy_met || self.mechanisms.len() < 2 || work.budget_hit() || work.cancelled() {
+            return a;
+        }
+        let mut best = a;
+        for m in &self.mechanisms {
+            let Ok(p) = self.ask(std::slice::from_ref(m), work) else {
+                continue;
+            };
+            if p.ln_lower > best.ln_lower && p.lower <= a.upper {
+                best.lower = p.lower;
+                best.ln_lower = p.ln_lower;
+            }
+        }
+        if best.ln_lower == a.ln_lower {
+            return a;
+        }
+        let width = match self.query {
+            Query::Epsilon(_) => -(best.ln_lower - best.ln_upper).exp_m1(),
+            _ if best.upper > 0.0 => (best.upper - best.lower) / best.upper,
+            _ => 0.0,
+        };
+        Answer {
+            estimate: 0.5 * (best.lower + best.upper),
+            accuracy_met: width <= acc,
+            ..best
+        }
     }
 
     /// Whether some mechanism's only certified number is a lower bound (§2.9).

@@ -2510,3 +2510,37 @@ fn fixed_size_replace_one_says_its_width_is_the_pairs_gap() {
     assert!(f < m && m / f - 1.0 < 0.2, "{j}");
     assert!(j["evaluations"].as_u64().unwrap() <= 40, "{j}");
 }
+
+/// A composition's δ(ε) is at least each mechanism's alone (issue 57 §5): a fine law
+/// beside a wide one had left the whole at [0, 1] after 4 % of its budget; the lower end
+/// now comes from the Laplace uses alone (their own bracket, a separate run: δ ≥
+/// 0.99999999885 at ε = 0.1), and the accuracy is met. Fails without the parts' lower
+/// ends (lower 0, accuracy not met).
+#[test]
+fn a_composition_is_at_least_each_of_its_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |specs: &[&str]| -> serde_json::Value {
+        let mut args = vec!["account"];
+        for s in specs {
+            args.extend(["--mechanism", s]);
+        }
+        args.extend(["--epsilon", "0.1", "--format", "json"]);
+        let out = dpw(dir.path(), &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_str(&stdout(&out)).unwrap()
+    };
+    let lap = "laplace:scale=2,count=10000";
+    let both = run(&["subsampled-gaussian:sigma=1,q=0.001,count=100", lap]);
+    let alone = run(&[lap]);
+    let f = |j: &serde_json::Value, k: &str| j[k].as_f64().unwrap();
+    assert!(
+        f(&both, "lower") >= f(&alone, "lower"),
+        "{both} against {alone}"
+    );
+    assert!(f(&both, "upper") >= f(&alone, "lower") && f(&both, "upper") <= 1.0);
+    assert_eq!(
+        both["accuracy_met"],
+        serde_json::Value::Bool(true),
+        "{both}"
+    );
+}

@@ -41,7 +41,7 @@ fn delta_brackets_of_large_shifts_hold_the_closed_forms() {
             let exact = if eps >= e0 {
                 0.0
             } else {
-                -(((eps - e0) / 2.0) as f64).exp_m1()
+                -((eps - e0) / 2.0).exp_m1()
             };
             let (lo, up) = bracket(&format!("laplace:scale={scale}"), eps);
             let slack = 1e-13 * exact;

@@ -1,6 +1,6 @@
 # Shortcuts for dpw (optional: `cargo install just`). Each recipe is one cargo command.
 
-# Run the test suite (the README's test command; about 2.5 minutes once built).
+# Run the test suite (the README's test command; a few minutes once built, docs/speed.md has the measured time).
 test:
     cargo test --workspace --release
 
@@ -16,7 +16,7 @@ all:
 check:
     cargo run --release -- check
 
-# Regenerate the extended figures (extended/*.toml: fig19b, about half a minute).
+# Regenerate the extended figures (extended/*.toml: fig19b, its time in docs/speed.md).
 extended:
     cargo run --release -- run --budget 600 extended/*.toml
 

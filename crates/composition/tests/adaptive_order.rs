@@ -152,27 +152,21 @@ impl Step {
     }
 }
 
-/// `dpw account`'s certified bracket of δ(ε) at accuracy 1e-6.
-fn bracket_delta(text: &str, eps: f64) -> (f64, f64) {
+/// `dpw account`'s composition of one SPEC at accuracy 1e-6.
+fn composition(text: &str) -> spec::Composition {
     let m: MechanismSpec = text.parse().unwrap();
-    let a = spec::accountant(&[m])
-        .unwrap()
-        .with_accuracy(1e-6)
-        .unwrap()
-        .delta(eps)
-        .unwrap();
+    spec::accountant(&[m]).unwrap().with_accuracy(1e-6).unwrap()
+}
+
+/// Its certified bracket of δ(ε).
+fn bracket_delta(text: &str, eps: f64) -> (f64, f64) {
+    let a = composition(text).delta(eps).unwrap();
     (a.lower, a.upper)
 }
 
-/// `dpw account`'s certified bracket of ε(δ) at accuracy 1e-6.
+/// Its certified bracket of ε(δ).
 fn bracket_epsilon(text: &str, delta: f64) -> (f64, f64) {
-    let m: MechanismSpec = text.parse().unwrap();
-    let a = spec::accountant(&[m])
-        .unwrap()
-        .with_accuracy(1e-6)
-        .unwrap()
-        .epsilon(delta)
-        .unwrap();
+    let a = composition(text).epsilon(delta).unwrap();
     (a.lower, a.upper)
 }
 

@@ -510,33 +510,30 @@ fn a_bracket_of_two_pairs_is_solved_one_side_at_a_time() {
     let at =
         |v: f64| -> Vec<MechanismSpec> { vec![t.replace('?', &v.to_string()).parse().unwrap()] };
     let fails = s.fails.unwrap();
-    let full = |v: f64| {
-        accountant(&at(v))
+    // ε(δ) of a composition built by `build` at `v`, to 1e-5.
+    type Build =
+        fn(
+            &[MechanismSpec],
+        )
+            -> Result<composition::accountant::Composition, composition::accountant::SpecError>;
+    let eps_of = |build: Build, v: f64| {
+        build(&at(v))
             .unwrap()
             .with_accuracy(1e-5)
             .unwrap()
             .epsilon(delta)
             .unwrap()
     };
+    let full = |v: f64| eps_of(accountant, v);
     assert!(full(s.meets).upper <= eps, "meets {}", s.meets);
     assert!(full(fails).lower > eps, "fails {fails}");
-    let up = dominating_accountant(&at(s.meets * (1.0 - 2.0 * acc)))
-        .unwrap()
-        .with_accuracy(1e-5)
-        .unwrap()
-        .epsilon(delta)
-        .unwrap();
+    let up = eps_of(dominating_accountant, s.meets * (1.0 - 2.0 * acc));
     assert!(
         up.lower > eps,
         "meets {} is not the dominating threshold: {up:?}",
         s.meets
     );
-    let down = dominated_accountant(&at(fails * (1.0 + 2.0 * acc)))
-        .unwrap()
-        .with_accuracy(1e-5)
-        .unwrap()
-        .epsilon(delta)
-        .unwrap();
+    let down = eps_of(dominated_accountant, fails * (1.0 + 2.0 * acc));
     assert!(
         down.upper <= eps,
         "fails {fails} is not the dominated threshold: {down:?}"

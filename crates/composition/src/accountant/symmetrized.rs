@@ -53,12 +53,8 @@ impl SymmetrizedLaw {
     fn straddling(&self, a: f64, b: f64) -> (f64, f64) {
         let (lp_b, lm_b) = self.below.cell(a, 0.0);
         let (lp_a, lm_a) = self.above.cell(0.0, b);
+        // An empty upper side (both logs −∞) adds −∞ to both sums.
         let lm_up = log_add((-a.exp()).ln_1p() + lp_a, a + lm_a);
-        let lm_up = if lp_a == f64::NEG_INFINITY {
-            f64::NEG_INFINITY
-        } else {
-            lm_up
-        };
         (log_add(lp_b, lp_a), log_add(lm_b, lm_up))
     }
 }

@@ -69,6 +69,50 @@ pub struct ScheduleNote {
     pub lower_slack: f64,
     /// Whether q was rounded onto the lattices too.
     pub q_rounded: bool,
+    /// Steps at q = 1 composed as one Gaussian (0: none).
+    pub gaussian_steps: u64,
+    /// The certified Rényi-DP upper end of the whole composition (ε, or δ at the ε
+    /// asked), its order, and whether it was tighter than the accountant's and so taken
+    /// (docs/accountant.md §8); `None` where it does not apply.
+    pub rdp: Option<RdpNote>,
+}
+
+/// The Rényi-DP bound beside a schedule's answer.
+#[derive(Debug, Clone, Copy)]
+pub struct RdpNote {
+    /// Its upper end (ε, or δ).
+    pub upper: f64,
+    /// The Rényi order attaining it.
+    pub order: u32,
+    /// Whether it is the answer's upper end (tighter than the accountant's).
+    pub taken: bool,
+}
+
+/// The composition as Poisson-subsampled Gaussian segments `(σ, q, count)` for the
+/// Rényi-DP bound: the schedule's distinct segments and every mechanism that is a plain
+/// Gaussian or Poisson-subsampled Gaussian under add/remove (σ over the sensitivity,
+/// rounded down); `None` if any mechanism is another kind or pipeline.
+fn rdp_segments(
+    mechanisms: &[MechanismSpec],
+    schedule: &[Segment],
+) -> Option<Vec<(f64, f64, u64)>> {
+    let mut out: Vec<(f64, f64, u64)> = schedule.iter().map(|s| (s.sigma, s.q, s.count)).collect();
+    for m in mechanisms {
+        if m.pipeline != composition::accountant::spec::Pipeline::default() {
+            return None;
+        }
+        let (sigma, q) = match m.kind {
+            MechanismKind::Gaussian { sigma } => (sigma, 1.0),
+            MechanismKind::SubsampledGaussian { sigma, q } => (sigma, q),
+            _ => return None,
+        };
+        out.push((
+            densities::outward::div_down(sigma, m.sensitivity),
+            q,
+            m.count,
+        ));
+    }
+    Some(out)
 }
 
 /// The most bytes a schedule file may hold (16 MiB, about a million rows): a larger file,
@@ -312,8 +356,10 @@ impl AccountRequest {
                     lower_mixtures: acc.lower_mixtures,
                     lower_slack: acc.lower_slack,
                     q_rounded: acc.q_rounded,
+                    gaussian_steps: acc.gaussian_steps,
+                    rdp: None,
                 };
-                let answer = if acc.ratio.is_some() {
+                let answer = if acc.two_copies() {
                     // Each end from the rounded schedule on its side (§2.8): every
                     // quantity asked (ε, δ, TPR) grows as a step leaks more. The accountant
                     // is asked for no finer accuracy than the rounding already costs
@@ -360,6 +406,9 @@ impl AccountRequest {
                 } else {
                     self.ask(&with(&acc.upper), work)?
                 };
+                let mut note = note;
+                let (answer, rdp) = self.with_rdp(answer, &sch.segments);
+                note.rdp = rdp;
                 (answer, Some(note))
             }
             _ => (
@@ -456,6 +505,69 @@ impl AccountRequest {
     /// Whether some mechanism's only certified number is a lower bound (§2.9).
     pub fn lower_bound_only(&self) -> bool {
         self.mechanisms.iter().any(|m| m.lower_bound_only())
+    }
+
+    /// `answer` with its upper end replaced by the certified Rényi-DP bound of the
+    /// composition where that is tighter (docs/accountant.md §8: the exact route can fall
+    /// short of it on a schedule it must round), and that bound; none for a power, a
+    /// lower-bound-only sampler, or mechanisms the bound does not cover.
+    fn with_rdp(&self, answer: Answer, schedule: &[Segment]) -> (Answer, Option<RdpNote>) {
+        use composition::rdp::schedule_bound;
+        use densities::outward;
+        if self.lower_bound_only() {
+            return (answer, None);
+        }
+        let distinct = composition::accountant::schedule::distinct_segments(schedule);
+        let Some(segs) = rdp_segments(&self.mechanisms, &distinct) else {
+            return (answer, None);
+        };
+        let (upper, ln_upper, order) = match self.query {
+            Query::Delta(d) => {
+                let b = schedule_bound(&segs, false, d);
+                (b.value, outward::up_by(b.value.ln(), 2), b.order)
+            }
+            Query::Epsilon(e) => {
+                let b = schedule_bound(&segs, true, e);
+                (outward::exp_up(b.value).min(1.0), b.value.min(0.0), b.order)
+            }
+            Query::AtFpr(_) => return (answer, None),
+        };
+        let taken = upper.is_finite() && upper < answer.upper;
+        let note = RdpNote {
+            upper,
+            order,
+            taken,
+        };
+        if !taken {
+            return (answer, Some(note));
+        }
+        let (width, estimate) = match self.query {
+            Query::Delta(_) => {
+                let w = if upper > 0.0 {
+                    (upper - answer.lower) / upper
+                } else {
+                    0.0
+                };
+                (w, 0.5 * (answer.lower + upper))
+            }
+            _ => (
+                -(answer.ln_lower - ln_upper).exp_m1(),
+                (0.5 * (answer.ln_lower + ln_upper)).exp(),
+            ),
+        };
+        let default = if matches!(self.query, Query::Delta(_)) {
+            1e-4
+        } else {
+            1e-3
+        };
+        let a = Answer {
+            upper,
+            ln_upper,
+            estimate,
+            accuracy_met: width <= self.accuracy.unwrap_or(default),
+            ..answer
+        };
+        (a, Some(note))
     }
 
     /// The query on one composition.
@@ -911,6 +1023,10 @@ pub fn render_json(req: &AccountRequest, r: &AccountResult) -> String {
                 "lower_mixtures": n.lower_mixtures,
                 "lower_slack": n.lower_slack,
                 "q_rounded": n.q_rounded,
+                "gaussian_steps": n.gaussian_steps,
+                "rdp_upper": n.rdp.map(|b| b.upper),
+                "rdp_order": n.rdp.map(|b| b.order),
+                "upper_from": if n.rdp.is_some_and(|b| b.taken) { "rdp" } else { "pld" },
             })),
             _ => None,
         },
@@ -954,6 +1070,29 @@ pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
             "  schedule {}: {} segments, {} steps, {} distinct (sigma, q)\n",
             sch.path, n.segments, n.steps, n.distinct
         ));
+        if let Some(b) = n.rdp {
+            let what = if matches!(req.query, Query::Delta(_)) {
+                "epsilon"
+            } else {
+                "delta"
+            };
+            out.push_str(&format!(
+                "    certified Renyi-DP bound of the composition: {what} <= {:e} (order {}){}\n",
+                b.upper,
+                b.order,
+                if b.taken {
+                    ": tighter than the accountant's upper end, so it is the upper end below (docs/accountant.md §8)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if n.gaussian_steps > 0 {
+            out.push_str(&format!(
+                "    its {} steps at q = 1 composed as one Gaussian, shift sqrt(sum count/sigma^2) rounded to each side (docs/accountant.md §2.8)\n",
+                n.gaussian_steps
+            ));
+        }
         if let (Some(rho), Some(rho_up)) = (n.ratio, n.upper_ratio) {
             let (qu, ql) = if n.q_rounded {
                 (" and q up", " and q down")

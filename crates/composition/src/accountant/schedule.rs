@@ -199,9 +199,21 @@ pub struct Accounted {
     pub distinct: usize,
     /// Total steps.
     pub steps: u64,
+    /// Steps at q = 1 composed as one Gaussian (0: none merged; [`gaussian_shift`]).
+    pub gaussian_steps: u64,
+    /// The schedule's distinct segments as given ([`distinct_segments`]): for the
+    /// Rényi-DP bound beside the answer ([`crate::rdp::schedule_bound`]).
+    pub segments: Vec<Segment>,
 }
 
 impl Accounted {
+    /// Whether the two ends come from two compositions (a rounded schedule's copies, or
+    /// a Gaussian merged from steps at q = 1 with its shift rounded to each side); else
+    /// `upper` gives both.
+    pub fn two_copies(&self) -> bool {
+        self.ratio.is_some() || self.upper != self.lower
+    }
+
     /// The accuracy to ask the accountant for at each end, given the one `asked`, when the
     /// schedule was rounded (capped at 1e-2): with mixtures on both ends no finer than
     /// `65ρ²` of the lower lattice's ratio, with the lower end rounded up no finer than
@@ -249,7 +261,14 @@ impl Accounted {
     }
 }
 
-/// Segments merged by equal `(σ, q)` (counts added), in order of first appearance.
+/// Segments merged by equal `(σ, q)` (counts added), ordered by σ then q.
+pub fn distinct_segments(segments: &[Segment]) -> Vec<Segment> {
+    merged(segments)
+}
+
+/// Segments merged by equal `(σ, q)` (counts added), ordered by σ then q: a schedule's
+/// rows permuted, split or merged give the same laws in the same order, and so the same
+/// bracket to the bit.
 fn merged(segments: &[Segment]) -> Vec<Segment> {
     let mut out: Vec<Segment> = Vec::new();
     let mut index = std::collections::HashMap::new();
@@ -266,6 +285,7 @@ fn merged(segments: &[Segment]) -> Vec<Segment> {
             }
         }
     }
+    out.sort_by(|a, b| a.sigma.total_cmp(&b.sigma).then(a.q.total_cmp(&b.q)));
     out
 }
 
@@ -321,6 +341,10 @@ fn specs(segments: &[Segment]) -> Result<Vec<MechanismSpec>, SpecError> {
 /// of the laws allowed): with no more, only σ goes onto the lattices (a q rounded by ρ
 /// widens the bracket by about ρ).
 pub const EXACT_Q: usize = 16;
+
+/// How many times `max_laws` distinct pairs a schedule whose q would be rounded is still
+/// composed exactly ([`accounted`]).
+pub const EXACT_FACTOR_Q: usize = 4;
 
 /// Boundaries of a lattice cell's upper mixture groups in `x = −ln(1 − α)` (the last group
 /// open): α at 0.35, 0.65 and 0.88. A group's weight exceeds its steps' mean weight by
@@ -685,9 +709,134 @@ pub fn accounted_with_slack(
     max_laws: usize,
     slack_target: f64,
 ) -> Result<Accounted, SpecError> {
+    let steps = segments.iter().map(|s| s.count).sum();
+    let all = merged(segments);
+    let distinct = all.len();
+    // Steps at q = 1 are Gaussian mechanisms, whose composition is one Gaussian.
+    let (gaussian, segments) = match gaussian_steps(segments)? {
+        Some((g, rest)) if rest.is_empty() => {
+            return Ok(Accounted {
+                upper: vec![g.0],
+                lower: vec![g.1],
+                lower_slack: 0.0,
+                lower_mixtures: false,
+                ratio: None,
+                upper_ratio: None,
+                q_rounded: false,
+                distinct,
+                steps,
+                gaussian_steps: steps,
+                segments: all,
+            })
+        }
+        Some((g, rest)) => (Some(g), rest),
+        None => (None, segments.to_vec()),
+    };
+    let mut a = accounted_by_laws(&segments, accuracy, max_laws, slack_target)?;
+    if let Some((up, lo)) = gaussian {
+        a.upper.push(up);
+        a.lower.push(lo);
+        a.gaussian_steps = steps - a.steps;
+    }
+    a.distinct = distinct;
+    a.steps = steps;
+    a.segments = all;
+    Ok(a)
+}
+
+/// The steps at q = 1 of a schedule with at least two distinct σ there, as one Gaussian
+/// mechanism: their composition is the Gaussian pair at `μ = √(Σ c_i/σ_i²)` exactly
+/// (docs/accountant.md §2.8), as two specs, the first with μ rounded up (for the upper
+/// end), the second down; and the other segments. `None`: fewer than two distinct σ at
+/// q = 1, or a composed shift past the Gaussian's range (then each stays its own law).
+#[allow(clippy::type_complexity)]
+fn gaussian_steps(
+    segments: &[Segment],
+) -> Result<Option<((MechanismSpec, MechanismSpec), Vec<Segment>)>, SpecError> {
+    let (at_one, rest): (Vec<Segment>, Vec<Segment>) = segments.iter().partition(|s| s.q == 1.0);
+    if merged(&at_one).len() < 2 {
+        return Ok(None);
+    }
+    let (mu_hi, mu_lo) = gaussian_shift(&at_one);
+    let spec = |sigma: f64| -> Result<MechanismSpec, SpecError> {
+        format!("gaussian:sigma={sigma:?}").parse()
+    };
+    // The Gaussian law shifts by 1/σ rounded up: σ = 1/μ_hi rounded down gives a shift of
+    // at least μ_hi; σ = 1/μ_lo rounded up gives one of at most μ_lo (both exact-directed).
+    match (
+        spec(outward::div_down(1.0, mu_hi)),
+        spec(outward::div_up(1.0, mu_lo)),
+    ) {
+        (Ok(up), Ok(lo)) => {
+            let mut up = up;
+            let mut lo = lo;
+            let n = at_one.len();
+            up.text = format!("the {n} steps at q = 1: gaussian, shift {mu_hi:?} (rounded up)");
+            lo.text = format!("the {n} steps at q = 1: gaussian, shift {mu_lo:?} (rounded down)");
+            Ok(Some(((up, lo), rest)))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// `√(Σ c_i/σ_i²)` of `segments`, rounded up and down (each operation exact-directed).
+pub fn gaussian_shift(segments: &[Segment]) -> (f64, f64) {
+    let (mut hi, mut lo) = (0.0f64, 0.0f64);
+    for s in segments {
+        let (u, d) = (
+            outward::div_up(1.0, s.sigma),
+            outward::div_down(1.0, s.sigma),
+        );
+        let c = s.count as f64;
+        hi = outward::up(hi + outward::mul_up(c, outward::mul_up(u, u)));
+        lo = outward::down(lo + outward::mul_down(c, outward::mul_down(d, d)));
+    }
+    // sqrt is correctly rounded: a step outward bounds it.
+    (outward::up(hi.sqrt()), outward::down(lo.sqrt()).max(0.0))
+}
+
+/// [`accounted_with_slack`] of segments none of which is merged into a Gaussian.
+fn accounted_by_laws(
+    segments: &[Segment],
+    accuracy: f64,
+    max_laws: usize,
+    slack_target: f64,
+) -> Result<Accounted, SpecError> {
+    // A lattice that must round q as well costs about its ratio in width (first order):
+    // on random schedules of 1000–1500 distinct (σ, q) it left brackets 20–30 % wide,
+    // where composing every law exactly took 6 s for 1e-3 (docs/accountant.md §2.8). Such
+    // schedules are composed exactly up to four times the laws.
+    let max_laws = if q_rounded(&merged(segments), max_laws) {
+        max_laws.saturating_mul(EXACT_FACTOR_Q)
+    } else {
+        max_laws
+    };
+    rounded_copies(segments, accuracy, max_laws, slack_target)
+}
+
+/// Whether a schedule of these distinct segments rounded onto `max_laws` laws rounds q
+/// as well (more than [`EXACT_Q`] distinct q, or a sixteenth of the laws).
+fn q_rounded(exact: &[Segment], max_laws: usize) -> bool {
+    let mut qs: Vec<u64> = exact.iter().map(|s| s.q.to_bits()).collect();
+    qs.sort_unstable();
+    qs.dedup();
+    qs.len() > (max_laws / 16).min(EXACT_Q)
+}
+
+/// The schedule's laws, exact up to `max_laws` distinct `(σ, q)`, else rounded onto the
+/// lattices of the module doc (no step merged into a Gaussian, no exact composition past
+/// `max_laws`: [`accounted_with_slack`] without its shortcuts, for tests of the lattices
+/// against the Gaussian closed form at q = 1).
+pub fn rounded_copies(
+    segments: &[Segment],
+    accuracy: f64,
+    max_laws: usize,
+    slack_target: f64,
+) -> Result<Accounted, SpecError> {
     let exact = merged(segments);
     let steps = segments.iter().map(|s| s.count).sum();
     let distinct = exact.len();
+    let round_q = q_rounded(&exact, max_laws);
     if distinct <= max_laws.max(1) {
         let s = specs(&exact)?;
         return Ok(Accounted {
@@ -700,12 +849,10 @@ pub fn accounted_with_slack(
             q_rounded: false,
             distinct,
             steps,
+            gaussian_steps: 0,
+            segments: exact,
         });
     }
-    let mut qs: Vec<u64> = exact.iter().map(|s| s.q.to_bits()).collect();
-    qs.sort_unstable();
-    qs.dedup();
-    let round_q = qs.len() > (max_laws / 16).min(EXACT_Q);
     let valid = Valid::default();
     // One end's schedule on the lattice of ratio ρ, each segment rounded so that it leaks
     // more (`up`: σ down, q up) or less (σ up, q down): the fallback where mixtures do
@@ -772,6 +919,8 @@ pub fn accounted_with_slack(
         q_rounded: round_q,
         distinct,
         steps,
+        gaussian_steps: 0,
+        segments: exact,
     })
 }
 

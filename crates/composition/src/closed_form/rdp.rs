@@ -13,6 +13,7 @@
 //! Proposition 3) is larger at every α and is kept for comparison.
 
 use crate::error::{out_of_range, Result};
+use densities::outward;
 
 /// `ln C(n, k)` by summing logarithms (n ≤ a few hundred here).
 fn ln_choose(n: u32, k: u32) -> f64 {
@@ -105,4 +106,338 @@ fn min_over_orders(
         best = best.min(steps as f64 * r + conversion(alpha));
     }
     Ok(best.max(0.0))
+}
+
+/// Orders of the certified schedule bound: every integer from 2 to 64 ([`BASE_ORDERS`]),
+/// and where the optimum lies at the top of those, about 6 % apart up to 1024
+/// ([`high_orders`]; the optimum of a DP-SGD run lies between 2 and a few hundred).
+pub const BASE_ORDERS: std::ops::RangeInclusive<u32> = 2..=64;
+
+/// The orders above [`BASE_ORDERS`], about 6 % apart up to 1024.
+pub fn high_orders() -> Vec<u32> {
+    let mut v: Vec<u32> = Vec::new();
+    let mut a = 64.0f64;
+    while a < 1024.0 {
+        a *= 1.06;
+        let k = (a.round() as u32).min(1024);
+        if k > v.last().copied().unwrap_or(64) {
+            v.push(k);
+        }
+    }
+    v
+}
+
+/// `ln x` rounded up (the platform's `ln` within one ulp, moved two up).
+fn ln_up(x: f64) -> f64 {
+    outward::up_by(x.ln(), 2)
+}
+
+/// `ln x` rounded down.
+fn ln_down(x: f64) -> f64 {
+    outward::down_by(x.ln(), 2)
+}
+
+/// `a + b` rounded up.
+fn add_up(a: f64, b: f64) -> f64 {
+    let s = a + b;
+    // Two-sum: the exact error of the rounded sum.
+    let bb = s - a;
+    let err = (a - (s - bb)) + (b - bb);
+    if err > 0.0 {
+        outward::up(s)
+    } else {
+        s
+    }
+}
+
+/// `a·b` rounded up for finite `a ≥ 0` and any finite `b`.
+fn mul_up_signed(a: f64, b: f64) -> f64 {
+    if b >= 0.0 {
+        outward::mul_up(a, b)
+    } else {
+        -outward::mul_down(a, -b)
+    }
+}
+
+/// `ln C(α, k)` for `k = 0..=α`, each rounded up (sums of `ln((α − i)/(i + 1))`).
+fn ln_binomials_up(alpha: u32) -> Vec<f64> {
+    let mut out = Vec::with_capacity(alpha as usize + 1);
+    let mut acc = 0.0f64;
+    out.push(0.0);
+    for i in 0..alpha {
+        let r = outward::div_up((alpha - i) as f64, (i + 1) as f64);
+        acc = add_up(acc, ln_up(r));
+        out.push(acc);
+    }
+    out
+}
+
+/// A certified upper bound on the Rényi divergence of order α (an integer ≥ 2) of one
+/// Poisson-subsampled Gaussian step (sensitivity 1, noise σ, rate q), in either direction
+/// of add/remove: `ln A_α/(α − 1)` with
+/// `A_α = Σ_k C(α,k)(1−q)^{α−k} q^k e^{(k²−k)/(2σ²)}` (Mironov, Talwar & Zhang 2019,
+/// §3.3; docs/accountant.md §8), every operation rounded up. `binoms`: [`ln_binomials_up`]
+/// of α.
+fn rdp_up(q: f64, sigma: f64, alpha: u32, binoms: &[f64]) -> f64 {
+    // ln q and ln(1 − q) rounded up (each term's exponent is an upper bound).
+    let lq = if q >= 1.0 { 0.0 } else { ln_up(q) };
+    let l1q = if q >= 1.0 {
+        f64::NEG_INFINITY
+    } else {
+        outward::up_by((-q).ln_1p(), 2)
+    };
+    let s2 = outward::mul_down(sigma, sigma);
+    let terms: Vec<f64> = (0..=alpha)
+        .filter_map(|k| {
+            let mix = if k == alpha {
+                0.0
+            } else if l1q == f64::NEG_INFINITY {
+                return None; // (1 − q)^{α−k} = 0 at q = 1
+            } else {
+                mul_up_signed((alpha - k) as f64, l1q)
+            };
+            let qk = if k == 0 {
+                0.0
+            } else {
+                mul_up_signed(k as f64, lq)
+            };
+            let kk = (k as f64) * (k as f64) - k as f64; // exact below 2^53
+            let g = outward::div_up(kk, 2.0 * s2);
+            Some(add_up(add_up(add_up(binoms[k as usize], mix), qk), g))
+        })
+        .collect();
+    let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mut sum = 0.0f64;
+    for t in &terms {
+        let d = outward::up(t - m);
+        sum = add_up(sum, outward::exp_up(d));
+    }
+    let ln_a = add_up(m, ln_up(sum));
+    outward::div_up(ln_a.max(0.0), (alpha - 1) as f64)
+}
+
+/// The composed Rényi divergences `Σ_i c_i·D_α(step_i)` of a schedule of
+/// Poisson-subsampled Gaussian segments `(σ, q, count)` at each of `orders`, rounded up
+/// (the per-step bound of [`subsampled_gaussian_rdp`], certified; Rényi divergences add
+/// under adaptive composition, Mironov 2017, Proposition 1).
+pub fn schedule_rdp_up(segments: &[(f64, f64, u64)], orders: &[u32]) -> Vec<f64> {
+    orders
+        .iter()
+        .map(|&a| {
+            let binoms = ln_binomials_up(a);
+            segments.iter().fold(0.0f64, |acc, &(sigma, q, c)| {
+                add_up(acc, outward::mul_up(c as f64, rdp_up(q, sigma, a, &binoms)))
+            })
+        })
+        .collect()
+}
+
+/// A certified upper bound on ε(δ) of a schedule from its composed Rényi divergences
+/// `rdp` at `orders` ([`schedule_rdp_up`]), by the conversion of Balle et al. (2020,
+/// Theorem 21), `ε = R_α + ln((α − 1)/α) − (ln δ + ln α)/(α − 1)`, the least over the
+/// orders, each rounded up; at least 0. Also the order attaining it.
+pub fn rdp_epsilon_up(rdp: &[f64], orders: &[u32], delta: f64) -> (f64, u32) {
+    let ln_d = ln_down(delta);
+    let mut best = (f64::INFINITY, orders[0]);
+    for (&r, &a) in rdp.iter().zip(orders) {
+        let af = a as f64;
+        let shrink = ln_up(outward::div_up(af - 1.0, af));
+        // −(ln δ + ln α)/(α − 1): the numerator's lower bound, negated, divided up.
+        let num = -outward::down(ln_d + ln_down(af));
+        let tail = if num >= 0.0 {
+            outward::div_up(num, af - 1.0)
+        } else {
+            -outward::div_down(-num, af - 1.0)
+        };
+        let e = add_up(add_up(r, shrink), tail);
+        if e < best.0 {
+            best = (e, a);
+        }
+    }
+    (best.0.max(0.0), best.1)
+}
+
+/// A certified upper bound on `ln δ(ε)` of a schedule from its composed Rényi divergences
+/// (the same conversion solved for δ: `ln δ = (α − 1)(R_α − ε + ln((α − 1)/α)) − ln α`),
+/// the least over the orders, each rounded up; at most 0.
+pub fn rdp_ln_delta_up(rdp: &[f64], orders: &[u32], epsilon: f64) -> f64 {
+    let mut best = 0.0f64;
+    for (&r, &a) in rdp.iter().zip(orders) {
+        let af = a as f64;
+        let shrink = ln_up(outward::div_up(af - 1.0, af));
+        let inner = add_up(add_up(r, -epsilon), shrink);
+        let l = add_up(mul_up_signed(af - 1.0, inner), -ln_down(af));
+        best = best.min(l);
+    }
+    best
+}
+
+/// What [`schedule_bound`] found: a certified upper end and the order attaining it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RdpBound {
+    /// The certified upper end: ε at the δ asked, or `ln δ` at the ε asked.
+    pub value: f64,
+    /// The Rényi order that gave it.
+    pub order: u32,
+}
+
+/// The certified Rényi-DP upper end of a schedule of Poisson-subsampled Gaussian segments
+/// `(σ, q, count)`: ε at δ (`epsilon_at = false`, `x = δ`) or `ln δ` at ε
+/// (`epsilon_at = true`, `x = ε`), over [`BASE_ORDERS`] and, where the optimum lies at
+/// their top, [`high_orders`] (docs/accountant.md §8).
+///
+/// ```
+/// use composition::rdp::{schedule_bound, subsampled_gaussian_epsilon};
+/// let b = schedule_bound(&[(1.0, 0.01, 10_000)], false, 1e-5);
+/// let plain = subsampled_gaussian_epsilon(0.01, 1.0, 10_000, 1e-5).unwrap();
+/// assert!(b.value >= plain && b.value < plain * (1.0 + 1e-3));
+/// ```
+pub fn schedule_bound(segments: &[(f64, f64, u64)], epsilon_at: bool, x: f64) -> RdpBound {
+    let best = |orders: &[u32]| -> RdpBound {
+        let r = schedule_rdp_up(segments, orders);
+        if epsilon_at {
+            let mut b = RdpBound {
+                value: f64::INFINITY,
+                order: orders[0],
+            };
+            for (i, &a) in orders.iter().enumerate() {
+                let v = rdp_ln_delta_up(&r[i..=i], &[a], x);
+                if v < b.value {
+                    b = RdpBound { value: v, order: a };
+                }
+            }
+            b
+        } else {
+            let (value, order) = rdp_epsilon_up(&r, orders, x);
+            RdpBound { value, order }
+        }
+    };
+    let base: Vec<u32> = BASE_ORDERS.collect();
+    let b = best(&base);
+    if b.order + 4 < *BASE_ORDERS.end() {
+        return b;
+    }
+    let h = best(&high_orders());
+    if h.value < b.value {
+        h
+    } else {
+        b
+    }
+}
+
+#[cfg(test)]
+mod certified_tests {
+    use super::{
+        high_orders, rdp_epsilon_up, rdp_ln_delta_up, schedule_bound, schedule_rdp_up,
+        subsampled_gaussian_epsilon,
+    };
+    use crate::accountant::exact_exp::{exp_fixed, rat, seeded, P};
+    use num_bigint::BigInt;
+    use num_rational::BigRational;
+    use num_traits::{One, Zero};
+
+    fn r(x: f64) -> BigRational {
+        rat(x)
+    }
+
+    fn int(n: u64) -> BigRational {
+        BigRational::from_integer(BigInt::from(n))
+    }
+
+    /// `e^d` from below, as a rational.
+    fn exp_lo(d: &BigRational) -> BigRational {
+        BigRational::new(exp_fixed(d).0, BigInt::one() << P)
+    }
+
+    /// `e^d` from above, as a rational.
+    fn exp_hi(d: &BigRational) -> BigRational {
+        BigRational::new(exp_fixed(d).1, BigInt::one() << P)
+    }
+
+    /// `A_α = Σ_k C(α,k)(1−q)^{α−k} q^k e^{(k²−k)/(2σ²)}` from above, exactly.
+    fn a_alpha_hi(q: f64, sigma: f64, alpha: u64) -> BigRational {
+        let (q, s) = (r(q), r(sigma));
+        let one = BigRational::one();
+        let mut binom = BigRational::one();
+        let mut sum = BigRational::zero();
+        for k in 0..=alpha {
+            if k > 0 {
+                binom = binom * int(alpha - k + 1) / int(k);
+            }
+            let g = int(k * k - k) / (int(2) * &s * &s);
+            let t = &binom
+                * num_traits::pow(&one - &q, (alpha - k) as usize)
+                * num_traits::pow(q.clone(), k as usize)
+                * exp_hi(&g);
+            sum += t;
+        }
+        sum
+    }
+
+    #[test]
+    fn the_certified_renyi_divergences_and_conversions_are_rounded_up_in_exact_arithmetic() {
+        // Seeded schedules of a few segments, orders 2..12: each composed divergence's
+        // bound R against Σ c·ln A_α/(α − 1) enclosed exactly (e^{(α−1)R/c}... taken as
+        // Π A^c ≤ e^{(α−1)R}), then the ε(δ) and ln δ(ε) conversions at that R.
+        let mut u = seeded(23);
+        for _ in 0..12 {
+            let segs: Vec<(f64, f64, u64)> = (0..1 + (u() * 3.0) as usize)
+                .map(|_| (0.8 + 2.0 * u(), 0.001 + 0.2 * u(), 1 + (u() * 5.0) as u64))
+                .collect();
+            let orders: Vec<u32> = (2..=12).collect();
+            let rs = schedule_rdp_up(&segs, &orders);
+            for (&a, &rr) in orders.iter().zip(&rs) {
+                let a64 = a as u64;
+                let exact = segs.iter().fold(BigRational::one(), |acc, &(s, q, c)| {
+                    acc * num_traits::pow(a_alpha_hi(q, s, a64), c as usize)
+                });
+                let bound = exp_lo(&(r(rr) * int(a64 - 1)));
+                assert!(bound >= exact, "{segs:?}, α = {a}");
+                // ε(δ) at this order alone: (α−1)(ε − R) ≥ (α−1)ln((α−1)/α) − ln δ − ln α.
+                for delta in [1e-3, 1e-7] {
+                    let (e, _) = rdp_epsilon_up(&[rr], &[a], delta);
+                    let lhs = exp_lo(&((r(e) - r(rr)) * int(a64 - 1)));
+                    let rhs = num_traits::pow(int(a64 - 1) / int(a64), (a - 1) as usize)
+                        / (r(delta) * int(a64));
+                    assert!(e == 0.0 || lhs >= rhs, "ε at δ = {delta}, α = {a}");
+                }
+                // ln δ(ε): e^{ln δ − (α−1)(R − ε)} ≥ ((α−1)/α)^{α−1}/α.
+                for eps in [0.5, 4.0] {
+                    let l = rdp_ln_delta_up(&[rr], &[a], eps);
+                    if l >= 0.0 {
+                        continue;
+                    }
+                    let lhs = exp_lo(&(r(l) - (r(rr) - r(eps)) * int(a64 - 1)));
+                    let rhs = num_traits::pow(int(a64 - 1) / int(a64), (a - 1) as usize) / int(a64);
+                    assert!(lhs >= rhs, "ln δ at ε = {eps}, α = {a}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_certified_bound_is_the_plain_one_to_a_few_ulps_and_mixes_segments_by_counts() {
+        // Independent of the rounding: the plain (nearest) RDP accountant of one segment,
+        // and a schedule of two halves equal to the whole.
+        for &(q, s, t, d) in &[
+            (0.01, 1.0, 10_000u64, 1e-5),
+            (0.001, 0.8, 100_000, 1e-6),
+            (0.1, 2.0, 1000, 1e-5),
+            (1.0, 5.0, 10, 1e-5),
+        ] {
+            let b = schedule_bound(&[(s, q, t)], false, d);
+            let plain = subsampled_gaussian_epsilon(q, s, t, d).unwrap();
+            assert!(b.value >= plain, "q = {q}: {} < {plain}", b.value);
+            assert!(
+                b.value <= plain * (1.0 + 1e-9),
+                "q = {q}: {} ≫ {plain}",
+                b.value
+            );
+            let halves = schedule_bound(&[(s, q, t / 2), (s, q, t - t / 2)], false, d);
+            assert!((halves.value / b.value - 1.0).abs() < 1e-12);
+        }
+        // Where the optimum lies above 64 (a small ε), the higher orders are used.
+        let b = schedule_bound(&[(20.0, 0.01, 100)], false, 1e-10);
+        assert!(b.order > 64 && high_orders().contains(&b.order), "{b:?}");
+    }
 }

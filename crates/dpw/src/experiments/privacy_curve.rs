@@ -556,8 +556,8 @@ impl PrivacyCurve {
                         }
                     };
                 let at = |e: composition::CompositionError| format!("{key} at x = {x}: {e}");
-                let (lo, est, hi) = match sch.ratio {
-                    None => {
+                let (lo, est, hi) = match sch.two_copies() {
+                    false => {
                         let c = build(&sch.upper, self.accuracy)?;
                         let a = if report_eps {
                             c.epsilon(given)
@@ -567,7 +567,7 @@ impl PrivacyCurve {
                         .map_err(at)?;
                         (a.lower, a.estimate, a.upper)
                     }
-                    Some(_) => {
+                    true => {
                         // Each end from the rounded schedule on its side (docs/accountant.md
                         // §2.8), the lower copy's slack charged; the accountant is asked for
                         // no finer accuracy than the rounding already costs.
@@ -588,7 +588,24 @@ impl PrivacyCurve {
                     }
                 };
                 if *meth == Method::Pld {
-                    (lo, est, hi)
+                    // Never looser than the schedule's certified Rényi-DP bound
+                    // (docs/accountant.md §8): its upper end where that is tighter.
+                    let segs: Vec<(f64, f64, u64)> = sch
+                        .segments
+                        .iter()
+                        .map(|g| (g.sigma, g.q, g.count * times))
+                        .collect();
+                    let rdp = if report_eps {
+                        composition::rdp::schedule_bound(&segs, false, given).value
+                    } else {
+                        let l = composition::rdp::schedule_bound(&segs, true, given).value;
+                        densities::outward::exp_up(l).min(1.0)
+                    };
+                    if rdp < hi {
+                        (lo, 0.5 * (lo + rdp), rdp)
+                    } else {
+                        (lo, est, hi)
+                    }
                 } else {
                     (lo, lo, lo)
                 }

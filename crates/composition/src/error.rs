@@ -36,6 +36,10 @@ pub enum CompositionError {
     /// The computation was cancelled (`accountant::Work::cancel`, e.g. Ctrl-C in Python).
     #[error("interrupted")]
     Interrupted,
+    /// The next window of a step would pass the work budget (`accountant::Work`): the
+    /// step stops before it, and the bracket of the steps before stands.
+    #[error("the work budget would be passed")]
+    WorkBudget,
     /// A sequence or list that must not be empty was empty.
     #[error("{name} must not be empty")]
     Empty {

@@ -1429,3 +1429,77 @@ fn radius_search_moves_past_an_undecided_middle() {
          target {ln_delta}"
     );
 }
+
+/// The work budget holds within a step (issue 58): budgets below what the unlimited
+/// refinement spent give either the bracket of the steps that fit (certified: it holds the
+/// unlimited one) or, where not even a coarser first step fits, the budget's error; never
+/// work past the budget, for ε(δ) and δ(ε). A law with a pilot step (at most one sampled
+/// use expected) stops before its second step with the pilot's bracket. Failed before
+/// (a step once begun was finished: the first step of 1500 laws spent 1.1e9 against 6e8).
+#[test]
+fn the_work_budget_is_never_passed_and_stops_before_a_step() {
+    use composition::accountant::{spec, MechanismSpec, Work};
+    use composition::CompositionError;
+    let parse =
+        |v: &[&str]| -> Vec<MechanismSpec> { v.iter().map(|s| s.parse().unwrap()).collect() };
+    let cases = [
+        (
+            parse(&[
+                "subsampled-gaussian:sigma=0.9,q=0.01,count=2000",
+                "subsampled-gaussian:sigma=1.3,q=0.003,count=5000",
+                "gaussian:sigma=40,count=30",
+            ]),
+            false,
+        ),
+        (
+            parse(&["subsampled-gaussian:sigma=0.8,q=0.001,count=500"]),
+            true,
+        ),
+    ];
+    for (specs, pilot) in &cases {
+        for delta_question in [false, true] {
+            let ask = |w: &Work| {
+                let a = spec::accountant(specs)
+                    .unwrap()
+                    .with_accuracy(if delta_question { 1e-4 } else { 1e-5 })
+                    .unwrap()
+                    .with_work(w.clone());
+                if delta_question {
+                    a.delta(1.0)
+                } else {
+                    a.epsilon(1e-6)
+                }
+            };
+            let free = Work::new(None);
+            let full = ask(&free).unwrap();
+            let spent = free.done();
+            let mut brackets = 0;
+            for budget in [spent - 1, spent / 2, spent / 5, 1000] {
+                let w = Work::new(Some(budget));
+                let r = ask(&w);
+                assert!(w.done() <= budget, "{} > {budget}", w.done());
+                match r {
+                    Ok(a) => {
+                        // (The same accuracy can be met on less work: a different order
+                        // of the two directions' steps.)
+                        brackets += usize::from(w.budget_hit() && !a.accuracy_met);
+                        assert!(
+                            a.lower <= full.lower && full.upper <= a.upper,
+                            "{a:?} does not hold {full:?}"
+                        );
+                    }
+                    Err(e) => {
+                        assert_eq!(e, CompositionError::WorkBudget);
+                        assert!(w.budget_hit());
+                    }
+                }
+            }
+            if *pilot && !delta_question {
+                assert!(
+                    brackets >= 1,
+                    "no budget below {spent} gave the pilot's bracket"
+                );
+            }
+        }
+    }
+}

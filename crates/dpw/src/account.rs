@@ -153,9 +153,11 @@ pub fn read_schedule_text(path: &std::path::Path) -> Result<String, String> {
     })
 }
 
-/// Default work budget of `dpw account` (bins transformed): about a minute on the
-/// reference machine's 2 cores; the hardest cases the README measures need a third of it.
-pub const DEFAULT_MAX_WORK: f64 = 6e8;
+/// Default work budget of `dpw account` (bins transformed), held within each step
+/// (docs/accountant.md §6.1): 1.5e9, about 12 s of transforms on the reference machine's
+/// 2 cores (an exact schedule of 1500 distinct laws at 1e-3 takes 1.1e9), two minutes
+/// where each cell is a quadrature (bounded noise; 5.7e8 bins took 45 s).
+pub const DEFAULT_MAX_WORK: f64 = 1.5e9;
 
 /// The answer: the certified bracket and the time it took.
 #[derive(Debug, Clone, Copy)]
@@ -709,6 +711,11 @@ impl AccountRequest {
                 }
             }
             composition::CompositionError::Interrupted => "interrupted".to_string(),
+            composition::CompositionError::WorkBudget => format!(
+                "--max-work: {:e} bins transformed are too few for a first bracket of this \
+                 composition (its coarsest grid steps need more); raise --max-work",
+                self.max_work
+            ),
             // The accountant's own limits (bin budget, root search) are the composition's:
             // named by the flag that gave it, with the internal quantity in parentheses.
             other => format!(

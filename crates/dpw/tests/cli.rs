@@ -2008,7 +2008,8 @@ fn account_at_fpr_brackets_the_gaussian_tradeoff() {
 #[test]
 fn account_schedule_composes_its_segments_and_refuses_a_bad_row_naming_file_line_and_key() {
     let dir = tempfile::tempdir().unwrap();
-    // Two segments after a mechanism: the same as the three mechanisms written out.
+    // Two segments after a mechanism: the same as the three mechanisms written out (the
+    // segments in their canonical order, by σ).
     std::fs::write(
         dir.path().join("sched.csv"),
         "sigma,q,count\n1.2,0.01,300\n0.9,0.02,200\n",
@@ -2035,9 +2036,9 @@ fn account_schedule_composes_its_segments_and_refuses_a_bad_row_naming_file_line
             "--mechanism",
             "gaussian:sigma=30",
             "--mechanism",
-            "subsampled-gaussian:sigma=1.2,q=0.01,count=300",
-            "--mechanism",
             "subsampled-gaussian:sigma=0.9,q=0.02,count=200",
+            "--mechanism",
+            "subsampled-gaussian:sigma=1.2,q=0.01,count=300",
             "--delta",
             "1e-6",
             "--format",
@@ -2512,10 +2513,11 @@ fn fixed_size_replace_one_says_its_width_is_the_pairs_gap() {
 }
 
 /// A composition's δ(ε) is at least each mechanism's alone (issue 57 §5): a fine law
-/// beside a wide one had left the whole at [0, 1] after 4 % of its budget; the lower end
-/// now comes from the Laplace uses alone (their own bracket, a separate run: δ ≥
-/// 0.99999999885 at ε = 0.1), and the accuracy is met. Fails without the parts' lower
-/// ends (lower 0, accuracy not met).
+/// beside a wide one had left the whole at [0, 1] after 4 % of its budget, and the lower
+/// end was then raised to the Laplace uses' own (a separate run: δ ≥ 0.99999999885 at
+/// ε = 0.1). Since the first step follows the laws' mean scale (issue 58) the whole meets
+/// its accuracy by itself: its bracket lies within its accuracy of the part's lower end.
+/// Failed before either (lower 0, accuracy not met).
 #[test]
 fn a_composition_is_at_least_each_of_its_parts() {
     let dir = tempfile::tempdir().unwrap();
@@ -2534,7 +2536,7 @@ fn a_composition_is_at_least_each_of_its_parts() {
     let alone = run(&[lap]);
     let f = |j: &serde_json::Value, k: &str| j[k].as_f64().unwrap();
     assert!(
-        f(&both, "lower") >= f(&alone, "lower"),
+        f(&both, "lower") >= f(&alone, "lower") * (1.0 - 1e-3) && both["accuracy_met"] == true,
         "{both} against {alone}"
     );
     assert!(f(&both, "upper") >= f(&alone, "lower") && f(&both, "upper") <= 1.0);

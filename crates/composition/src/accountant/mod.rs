@@ -447,7 +447,11 @@ impl Accountant {
         // Every step's bracket holds (at any cut and cap), so their intersection does.
         let mut bound = (f64::NEG_INFINITY, 0.0f64);
         let mut last: Option<Answer> = None;
+        let mut spent: Option<(f64, u64)> = None;
         for _ in 0..16 {
+            if let (Some(a), true) = (last, self.next_step_passes_budget(spent, steps.d)) {
+                return Ok(a);
+            }
             let cap = cap_at(ln_guess);
             // The bracket so far places the split levels (docs/accountant.md §4.1).
             let hint = if bound.0.is_finite() {
@@ -455,7 +459,9 @@ impl Accountant {
             } else {
                 f64::NAN
             };
+            let before = self.work.done();
             let rr = self.delta_step_capped(eps, steps.d, tail, cap, hint);
+            spent = Some((steps.d, self.work.done() - before));
             let (lo_here, hi_here) = match rr {
                 Ok(v) => v,
                 Err(e) => match steps.after_error(&e, last.map(|a| a.step), align) {
@@ -600,6 +606,8 @@ impl Accountant {
             f64::INFINITY,
             true,
             |d, last| {
+                // Each side's cells and composition within half of the work left.
+                let half = self.work.remaining().map(|r| r / 2);
                 let side = |a: &Accountant, ln_delta: f64, tail: f64, upper: bool| {
                     let grids = a.grid_cells(d, tail, f64::INFINITY, Focus::Epsilon(ln_delta))?;
                     a.work.metered(|| {
@@ -612,8 +620,8 @@ impl Accountant {
                     })
                 };
                 let (hi, lo) = pool::join(
-                    || side(self, ln_delta, tail, true),
-                    || side(lower, ln_delta_lo, tail_lo, false),
+                    || work::limited(half, || side(self, ln_delta, tail, true)),
+                    || work::limited(half, || side(lower, ln_delta_lo, tail_lo, false)),
                 );
                 Ok((lo?, hi?))
             },
@@ -638,12 +646,27 @@ impl Accountant {
         let align = |d| self.align(d);
         let mut steps = self.start_steps(ln_delta, below);
         let mut last: Option<Answer> = None;
+        let mut spent: Option<(f64, u64)> = None;
         for _ in 0..16 {
+            if let (Some(a), true) = (last, self.next_step_passes_budget(spent, steps.d)) {
+                return Ok(a);
+            }
+            let before = self.work.done();
             let r =
                 step(steps.d, last.map(|a| (a.lower, a.upper))).map(|(lo, hi)| (lo.min(hi), hi));
+            spent = Some((steps.d, self.work.done() - before));
             let (lo, hi) = match r {
                 Ok(v) => v,
-                Err(e) => match steps.after_error(&e, last.map(|a| a.step), align) {
+                Err(e) => match {
+                    if std::env::var_os("DPW_ACCOUNT_TRACE").is_some() {
+                        eprintln!(
+                            "refine: step {:e} failed ({e}), work {}",
+                            steps.d,
+                            self.work.done()
+                        );
+                    }
+                    steps.after_error(&e, last.map(|a| a.step), align)
+                } {
                     // A failed step's work counts too: past the budget, what stands stands.
                     AfterError::Retry if self.work.exhausted() => return last.ok_or(e),
                     AfterError::Retry => continue,
@@ -690,6 +713,20 @@ impl Accountant {
             steps.refine(width, aim(acc, lo, hi, above), align);
         }
         last.ok_or(CompositionError::Empty { name: "answer" })
+    }
+
+    /// Whether the next refinement step, at grid step `d`, would pass the work budget:
+    /// its work estimated from the last step's, `spent = (its step, its work)`, as
+    /// inversely proportional to the step (cells and windows both go like `1/d`; graded
+    /// cells grow more slowly, so this errs high). Remembered as the budget's stop
+    /// ([`Work::budget_hit`]). docs/accountant.md §6.1.
+    fn next_step_passes_budget(&self, spent: Option<(f64, u64)>, d: f64) -> bool {
+        let Some((d_last, w)) = spent else {
+            return false;
+        };
+        let estimate = w as f64 * (d_last / d).max(1.0);
+        self.work
+            .would_pass(estimate.min(u64::MAX as f64).ceil() as u64)
     }
 
     /// The widest of the atomless ranges, at the tail cut `ln_tail`, of the laws that
@@ -842,11 +879,18 @@ impl Accountant {
         focus: Focus,
         ask: impl Fn(&[Factor], bool) -> Result<f64> + Sync,
     ) -> Result<(f64, f64)> {
-        let grids = self.grid_cells(step, tail, cap, focus)?;
+        // Within the work budget (docs/accountant.md §6.1): the cells within what is
+        // left, then each side within half of what is left after them.
+        let grids = work::limited(self.work.remaining(), || {
+            self.grid_cells(step, tail, cap, focus)
+        })?;
+        let half = self.work.remaining().map(|r| r / 2);
         let side = |upper: bool| -> Result<f64> {
-            self.work.metered(|| {
-                let lats = self.side_lattices(&grids, upper, tail)?;
-                ask(&self.factors(&lats), upper)
+            work::limited(half, || {
+                self.work.metered(|| {
+                    let lats = self.side_lattices(&grids, upper, tail)?;
+                    ask(&self.factors(&lats), upper)
+                })
             })
         };
         let (hi, lo) = pool::join(|| side(true), || side(false));

@@ -114,11 +114,14 @@ pub fn least_radius_bracket_until(
             largest,
             "a radius the accountant takes: it is certified to fail there",
         )),
-        Err(SolveError::Unsettled(_)) if work.exhausted() => Err(out_of_range(
-            BUDGET_NAME,
-            work.done() as f64,
-            "within the work budget: the search was stopped when it was used up",
-        )),
+        // Used up between evaluations, or an evaluation refused for passing it.
+        Err(SolveError::Unsettled(_)) if work.exhausted() || work.budget_hit() => {
+            Err(out_of_range(
+                BUDGET_NAME,
+                work.done() as f64,
+                "within the work budget: the search was stopped when it was used up",
+            ))
+        }
         Err(e) => Err(internal(e)),
     }
 }

@@ -998,6 +998,10 @@ impl Solver {
                     last_cost = Some(((self.work.done() - before) as f64, acc));
                     e
                 }
+                // An evaluation that would pass the work budget (docs/accountant.md §6.1)
+                // stops the search: what stands stands, as when the budget is used up
+                // between evaluations.
+                Err(SolveError::Unresolved(_)) if self.work.budget_hit() => break,
                 // The accountant could not resolve this value (e.g. ε in the hundreds
                 // after a long Newton step): back off halfway to the last evaluated value
                 // (or towards the safe side), a few times at most.

@@ -949,13 +949,19 @@ impl Composition {
                 let ln_delta = delta.ln();
                 let first = r.first_step_until(ln_delta);
                 let aside = r.work().aside();
+                let held = r.work().hold_for_aside();
                 let (a, early) = super::pool::join(
                     || self.forward.epsilon(delta),
-                    || r.epsilon_side_at_step_on(&aside, ln_delta, first, true),
+                    || {
+                        super::work::limited(held, || {
+                            r.epsilon_side_at_step_on(&aside, ln_delta, first, true)
+                        })
+                    },
                 );
                 // Counted after the forward refinement, whose budget checks it must not
-                // reach at a moment set by the threads.
-                r.work().absorb(&aside);
+                // reach at a moment set by the threads (an eighth of the budget left was
+                // held for it meanwhile).
+                r.work().absorb_held(&aside, held);
                 let a = a?;
                 match early {
                     // What `max_answer` of `a` and the reverse direction's first step gives.
@@ -1020,12 +1026,15 @@ impl Composition {
         // usually far below) beside the split; refined only if it is not below the
         // forward direction's upper end.
         let aside = r.work().aside();
+        let held = r.work().hold_for_aside();
         let (a, early) = super::pool::join(split, || {
-            r.epsilon_side_at_step_on(&aside, ln_delta, r.first_step_until(ln_delta), true)
+            super::work::limited(held, || {
+                r.epsilon_side_at_step_on(&aside, ln_delta, r.first_step_until(ln_delta), true)
+            })
         });
         // Counted after the split, whose budget checks it must not reach at a moment set
-        // by the threads.
-        r.work().absorb(&aside);
+        // by the threads (an eighth of the budget left was held for it meanwhile).
+        r.work().absorb_held(&aside, held);
         let a = a?;
         let (upper, ln_upper, step) = match early {
             Ok(up) if up <= a.upper => (a.upper, a.ln_upper, a.step),

@@ -11,6 +11,9 @@ pub(super) const PILOT_CELLS: f64 = 65536.0;
 /// How many times a first step that overflows the bin budget is made 8× coarser.
 const COARSER_TRIES: usize = 3;
 
+/// How many times a first step that would pass the work budget is made 2× coarser.
+const BUDGET_TRIES: usize = 4;
+
 /// How many times a step that overflows after a good one is replaced by the geometric
 /// middle of the two.
 const NARROWER_TRIES: usize = 2;
@@ -101,6 +104,20 @@ impl Steps {
         // A cancelled computation ends: no retry, and no earlier bracket stands in for it.
         if matches!(e, CompositionError::Interrupted) {
             return AfterError::Fail;
+        }
+        // A step that would pass the work budget: the bracket before stands; with none
+        // yet, a step 4× coarser (about a quarter of the work) is tried, up to four times.
+        if matches!(e, CompositionError::WorkBudget) {
+            return match last_step {
+                Some(_) => AfterError::Stop,
+                None if self.coarser < BUDGET_TRIES => {
+                    self.coarser += 1;
+                    self.pilot = false;
+                    self.d = align(self.d * 4.0);
+                    AfterError::Retry
+                }
+                None => AfterError::Fail,
+            };
         }
         if self.pilot {
             self.pilot = false;

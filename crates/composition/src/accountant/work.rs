@@ -75,6 +75,21 @@ impl Work {
         over
     }
 
+    /// The work left before the budget (`None`: no budget).
+    pub(crate) fn remaining(&self) -> Option<u64> {
+        self.budget().map(|b| b.saturating_sub(self.done()))
+    }
+
+    /// Whether `bins` more would pass the budget; if so, the meter remembers that the
+    /// budget stopped something ([`Self::budget_hit`]).
+    pub(crate) fn would_pass(&self, bins: u64) -> bool {
+        let over = self.remaining().is_some_and(|r| bins > r);
+        if over {
+            self.inner.hit.store(true, Ordering::Relaxed);
+        }
+        over
+    }
+
     /// Whether a computation on this meter stopped short because of the budget.
     pub fn budget_hit(&self) -> bool {
         self.inner.hit.load(Ordering::Relaxed)
@@ -99,6 +114,23 @@ impl Work {
         Self {
             inner: Arc::new(inner),
         }
+    }
+
+    /// Holds an eighth of the budget left for work [`Self::aside`] (counted as done until
+    /// [`Self::absorb_held`]), so that what runs beside it sees only the rest; the held
+    /// amount is the aside work's allowance ([`limited`]). `None`: no budget.
+    pub(crate) fn hold_for_aside(&self) -> Option<u64> {
+        let held = self.remaining().map(|r| r / 8)?;
+        self.inner.done.fetch_add(held, Ordering::Relaxed);
+        Some(held)
+    }
+
+    /// Releases what [`Self::hold_for_aside`] held and adds the work counted on `other`.
+    pub(crate) fn absorb_held(&self, other: &Work, held: Option<u64>) {
+        if let Some(h) = held {
+            self.inner.done.fetch_sub(h, Ordering::Relaxed);
+        }
+        self.absorb(other);
     }
 
     /// Adds the work counted on `other` (a meter set [`Self::aside`]).
@@ -147,13 +179,45 @@ pub(crate) fn detached<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
-/// Charges `bins` to the current thread's meter (if any); an error if it was cancelled.
+thread_local! {
+    /// The work this thread may still charge in the step it is running ([`limited`];
+    /// `None`: no limit).
+    static ALLOWANCE: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// Runs `f` on this thread with at most `bins` chargeable by the meters current in it
+/// (`None`: no limit): a charge past that is refused with
+/// [`CompositionError::WorkBudget`] before its work is done. Each thread's allowance is
+/// set before it starts, from the work done before, so the refusals are the same at any
+/// load (docs/accountant.md §6.1).
+pub(crate) fn limited<T>(bins: Option<u64>, f: impl FnOnce() -> T) -> T {
+    let prev = ALLOWANCE.with(|a| a.replace(bins));
+    let out = f();
+    ALLOWANCE.with(|a| a.set(prev));
+    out
+}
+
+/// Charges `bins` to the current thread's meter (if any); an error if it was cancelled,
+/// or if the charge would pass the thread's allowance ([`limited`]).
 pub(crate) fn charge(bins: u64) -> Result<()> {
     CURRENT.with(|c| {
         let Some((w, n)) = c.take() else {
             return Ok(());
         };
         let cancelled = w.cancelled();
+        let over = ALLOWANCE.with(|a| match a.get() {
+            Some(left) if bins > left => true,
+            Some(left) => {
+                a.set(Some(left - bins));
+                false
+            }
+            None => false,
+        });
+        if over {
+            w.inner.hit.store(true, Ordering::Relaxed);
+            c.set(Some((w, n)));
+            return Err(CompositionError::WorkBudget);
+        }
         c.set(Some((w, n.saturating_add(bins))));
         if cancelled {
             Err(CompositionError::Interrupted)

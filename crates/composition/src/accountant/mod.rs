@@ -657,16 +657,7 @@ impl Accountant {
             spent = Some((steps.d, self.work.done() - before));
             let (lo, hi) = match r {
                 Ok(v) => v,
-                Err(e) => match {
-                    if std::env::var_os("DPW_ACCOUNT_TRACE").is_some() {
-                        eprintln!(
-                            "refine: step {:e} failed ({e}), work {}",
-                            steps.d,
-                            self.work.done()
-                        );
-                    }
-                    steps.after_error(&e, last.map(|a| a.step), align)
-                } {
+                Err(e) => match self.trace_failure(&e, &mut steps, last, align) {
                     // A failed step's work counts too: past the budget, what stands stands.
                     AfterError::Retry if self.work.exhausted() => return last.ok_or(e),
                     AfterError::Retry => continue,
@@ -713,6 +704,25 @@ impl Accountant {
             steps.refine(width, aim(acc, lo, hi, above), align);
         }
         last.ok_or(CompositionError::Empty { name: "answer" })
+    }
+
+    /// [`Steps::after_error`] of a failed step, shown on stderr under
+    /// `DPW_ACCOUNT_TRACE` (docs/speed.md).
+    fn trace_failure(
+        &self,
+        e: &CompositionError,
+        steps: &mut Steps,
+        last: Option<Answer>,
+        align: impl Fn(f64) -> f64,
+    ) -> AfterError {
+        if std::env::var_os("DPW_ACCOUNT_TRACE").is_some() {
+            eprintln!(
+                "refine: step {:e} failed ({e}), work {}",
+                steps.d,
+                self.work.done()
+            );
+        }
+        steps.after_error(e, last.map(|a| a.step), align)
     }
 
     /// Whether the next refinement step, at grid step `d`, would pass the work budget:

@@ -2546,3 +2546,72 @@ fn a_composition_is_at_least_each_of_its_parts() {
         "{both}"
     );
 }
+
+/// Issue 58: `dpw account` never passes `--max-work`, within a step too (a first step of
+/// 1.5e9 bins had run against 6e8): a schedule whose work is a few times the budget
+/// answers with the bracket of the steps that fit, says the budget stopped it, and
+/// reports work within the budget; a budget too small for any step is one line naming
+/// `--max-work`, exit 2.
+#[test]
+fn account_never_passes_its_work_budget_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("sigma,q,count\n");
+    for i in 0..40 {
+        csv += &format!(
+            "{},{},{}\n",
+            0.8 + 0.01 * i as f64,
+            0.001 + 0.0002 * i as f64,
+            250
+        );
+    }
+    std::fs::write(dir.path().join("s.csv"), csv).unwrap();
+    let run = |budget: &str, format: &str| {
+        dpw(
+            dir.path(),
+            &[
+                "account",
+                "--schedule",
+                "s.csv",
+                "--delta",
+                "1e-6",
+                "--accuracy",
+                "1e-5",
+                "--max-work",
+                budget,
+                "--format",
+                format,
+            ],
+        )
+    };
+    let free = run("1e13", "json");
+    assert!(free.status.success(), "{}", stderr(&free));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&free)).unwrap();
+    let spent = v["work"].as_f64().unwrap();
+    let (lo, hi) = (v["lower"].as_f64().unwrap(), v["upper"].as_f64().unwrap());
+    let mut stopped = 0;
+    for budget in [spent * 0.6, spent * 0.3, spent * 0.1] {
+        let b = format!("{:e}", budget.max(1e6).floor());
+        let out = run(&b, "json");
+        if out.status.code() == Some(2) {
+            assert_bad_output(&out, "account", "--max-work");
+            continue;
+        }
+        assert!(out.status.success(), "{}", stderr(&out));
+        let w: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let (work, max) = (w["work"].as_f64().unwrap(), w["max_work"].as_f64().unwrap());
+        assert!(work <= max, "work {work} past --max-work {max}");
+        let (l, h) = (w["lower"].as_f64().unwrap(), w["upper"].as_f64().unwrap());
+        assert!(l <= lo && hi <= h, "[{l}, {h}] does not hold [{lo}, {hi}]");
+        if w["accuracy_met"] == false {
+            stopped += 1;
+            let table = stdout(&run(&b, "table"));
+            assert!(table.contains("within the work budget"), "{table}");
+        }
+    }
+    assert!(
+        stopped >= 1,
+        "no budget below {spent} stopped the refinement"
+    );
+    let out = run("1e6", "csv");
+    assert_bad_output(&out, "account", "--max-work");
+}

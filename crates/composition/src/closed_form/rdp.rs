@@ -262,7 +262,7 @@ fn onto_lattice(segments: &[(f64, f64, u64)], rho: f64) -> Vec<(f64, f64, u64)> 
 /// reach either).
 pub const RDP_EXACT_SEGMENTS: usize = 20_000;
 
-/// The lattice ratio of [`onto_lattice`] past [`RDP_EXACT_SEGMENTS`].
+/// The lattice ratio onto which [`schedule_bound`] rounds past [`RDP_EXACT_SEGMENTS`].
 pub const RDP_LATTICE: f64 = 0.01;
 
 /// The composed Rényi divergences `Σ_i c_i·D_α(step_i)` of a schedule of

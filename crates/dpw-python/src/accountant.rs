@@ -885,7 +885,7 @@ fn compose(mechanisms: &Bound<'_, PyAny>) -> PyResult<Composition> {
 /// epsilon), `epsilon` (to get delta) or `at_fpr` (to get the largest true-positive rate
 /// of any membership test at that false-positive rate, as `--at-fpr`; quantity "tpr").
 /// Returns a Bracket with lower <= exact <= upper.
-/// `max_work` is the work budget in bins transformed (default 1.5e9, seconds to two
+/// `max_work` is the work budget in bins transformed (default 2e9, seconds to three
 /// minutes on 2 cores; in [1e6, 1e13]), as `--max-work`, never passed: a step that would
 /// pass it is not taken and the bracket reached so far is returned (still certified,
 /// `accuracy_met` False). `schedule` is the path of a CSV of

@@ -106,7 +106,7 @@ pub enum Command {
         /// Relative width of the bracket to reach (default 1e-4 for ε, 1e-3 for δ).
         #[arg(long, value_name = "REL", allow_negative_numbers = true)]
         accuracy: Option<f64>,
-        /// Work budget in bins transformed (default 1.5e9, seconds to two minutes on 2
+        /// Work budget in bins transformed (default 2e9, seconds to three minutes on 2
         /// cores; at most 1e13), never passed: a step whose work would pass it is not
         /// taken, and the bracket reached so far is reported, still certified. A count of
         /// work, not seconds: the same command gives the same numbers at any load.

@@ -38,9 +38,9 @@ use std::time::{Duration, Instant};
 /// the kinds estimate against, so a kill means an estimate was off by half or more.
 const GUARD: Duration = Duration::from_secs(90);
 /// The guard of a `dpw account` case, which runs without `--max-work`: its default work
-/// budget (1.5e9 bins) is up to two minutes idle where bins are slow (case 1048 of seed
-/// 15 spends 5.7e8 in 45 s idle) and more on a loaded machine, so its guard sits at five.
-const ACCOUNT_GUARD: Duration = Duration::from_secs(300);
+/// budget (2e9 bins) is up to three minutes idle where bins are slow (case 1048 of seed
+/// 15 spends 5.7e8 in 45 s idle) and more on a loaded machine, so its guard sits at seven.
+const ACCOUNT_GUARD: Duration = Duration::from_secs(420);
 
 /// The guard of a command line (`account` cases have their own).
 fn guard_for(args: &[String]) -> Duration {

@@ -221,10 +221,16 @@ impl Accounted {
     /// 1e4 distinct segments `65ρ²` = 1.6e-3 left each end's discretisation below the
     /// copies' gap, 80ρ² measured 0.095 % against 0.086 %; rounding up costs about ρ), and
     /// a finer accountant would mostly narrow what the rounding then widens again.
+    ///
+    /// Composed exactly past [`MAX_EXACT_LAWS`] laws (q taking many values), no finer than
+    /// [`EXACT_MANY_ACCURACY`]: 1500 random (σ, q) at 1e-4 need 2.6e9 bins, past the work
+    /// budget, and a first step refused for it left a bracket 7 % wide where 1e-3 takes
+    /// 8 s (docs/accountant.md §2.8).
     pub fn end_accuracy(&self, asked: f64) -> f64 {
         match self.ratio {
             Some(rho) if self.lower_mixtures => asked.max((65.0 * rho * rho).min(0.01)),
             Some(rho) => asked.max((2.0 * rho).min(0.01)),
+            None if self.upper.len() > MAX_EXACT_LAWS => asked.max(EXACT_MANY_ACCURACY),
             None => asked,
         }
     }
@@ -341,6 +347,10 @@ fn specs(segments: &[Segment]) -> Result<Vec<MechanismSpec>, SpecError> {
 /// of the laws allowed): with no more, only σ goes onto the lattices (a q rounded by ρ
 /// widens the bracket by about ρ).
 pub const EXACT_Q: usize = 16;
+
+/// The finest accuracy asked of a schedule composed exactly past [`MAX_EXACT_LAWS`] laws
+/// ([`Accounted::end_accuracy`]).
+pub const EXACT_MANY_ACCURACY: f64 = 1e-3;
 
 /// How many times `max_laws` distinct pairs a schedule whose q would be rounded is still
 /// composed exactly ([`accounted`]).

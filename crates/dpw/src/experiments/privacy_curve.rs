@@ -558,7 +558,15 @@ impl PrivacyCurve {
                 let at = |e: composition::CompositionError| format!("{key} at x = {x}: {e}");
                 let (lo, est, hi) = match sch.two_copies() {
                     false => {
-                        let c = build(&sch.upper, self.accuracy)?;
+                        // Past 384 laws composed exactly, no finer than `end_accuracy`.
+                        let default = if report_eps { 1e-4 } else { 1e-3 };
+                        let asked = self.accuracy.unwrap_or(default);
+                        let acc_at = if sch.end_accuracy(asked) > asked {
+                            Some(sch.end_accuracy(asked))
+                        } else {
+                            self.accuracy
+                        };
+                        let c = build(&sch.upper, acc_at)?;
                         let a = if report_eps {
                             c.epsilon(given)
                         } else {

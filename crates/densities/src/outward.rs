@@ -52,6 +52,34 @@ pub fn exp_down(x: f64) -> f64 {
     down_by(x.exp(), 2).max(0.0)
 }
 
+/// `x > 0` rounded onto the lattice `(1 + ρ)^k`: down (`up = false`) or up, exactly (the
+/// lattice point computed, then moved a step if floating point put it on the wrong side).
+///
+/// ```
+/// use densities::outward::to_lattice;
+/// let (lo, hi) = (to_lattice(1.234, 0.01, false), to_lattice(1.234, 0.01, true));
+/// assert!(lo <= 1.234 && 1.234 <= hi && hi / lo < 1.0101);
+/// assert_eq!(to_lattice(1.0, 0.3, true), 1.0);
+/// ```
+pub fn to_lattice(x: f64, rho: f64, up: bool) -> f64 {
+    let b = (1.0 + rho).ln();
+    let k = (x.ln() / b).floor() as i32;
+    let at = |k: i32| (k as f64 * b).exp();
+    if up {
+        let mut k = k;
+        while at(k) < x {
+            k += 1;
+        }
+        at(k)
+    } else {
+        let mut k = k + 1;
+        while at(k) > x {
+            k -= 1;
+        }
+        at(k)
+    }
+}
+
 /// Upper bound on `a·b` for finite `a, b ≥ 0` (one rounding: one ulp up unless exact).
 pub fn mul_up(a: f64, b: f64) -> f64 {
     let p = a * b;

@@ -428,7 +428,7 @@ impl AccountRequest {
                     self.ask(&with(&acc.upper), work)?
                 };
                 let mut note = note;
-                let (answer, rdp) = self.with_rdp(answer, &sch.segments);
+                let (answer, rdp) = self.with_rdp(answer, &acc.segments);
                 note.rdp = rdp;
                 (answer, Some(note))
             }
@@ -532,14 +532,13 @@ impl AccountRequest {
     /// composition where that is tighter (docs/accountant.md §8: the exact route can fall
     /// short of it on a schedule it must round), and that bound; none for a power, a
     /// lower-bound-only sampler, or mechanisms the bound does not cover.
-    fn with_rdp(&self, answer: Answer, schedule: &[Segment]) -> (Answer, Option<RdpNote>) {
+    fn with_rdp(&self, answer: Answer, distinct: &[Segment]) -> (Answer, Option<RdpNote>) {
         use composition::rdp::schedule_bound;
         use densities::outward;
         if self.lower_bound_only() {
             return (answer, None);
         }
-        let distinct = composition::accountant::schedule::distinct_segments(schedule);
-        let Some(segs) = rdp_segments(&self.mechanisms, &distinct) else {
+        let Some(segs) = rdp_segments(&self.mechanisms, distinct) else {
             return (answer, None);
         };
         let (upper, ln_upper, order) = match self.query {

@@ -15,6 +15,7 @@
 use super::revealed::Side;
 use super::spec::{MechanismKind, MechanismSpec, SpecError};
 use densities::outward;
+use outward::to_lattice;
 
 /// One segment of a schedule: `count` steps of the Poisson-subsampled Gaussian with
 /// noise multiplier `sigma` (sensitivity 1) and rate `q`.
@@ -201,7 +202,7 @@ pub struct Accounted {
     pub steps: u64,
     /// Steps at q = 1 composed as one Gaussian (0: none merged; [`gaussian_shift`]).
     pub gaussian_steps: u64,
-    /// The schedule's distinct segments as given ([`distinct_segments`]): for the
+    /// The schedule's distinct segments as given (merged, ordered by σ then q): for the
     /// Rényi-DP bound beside the answer ([`crate::rdp::schedule_bound`]).
     pub segments: Vec<Segment>,
 }
@@ -267,11 +268,6 @@ impl Accounted {
     }
 }
 
-/// Segments merged by equal `(σ, q)` (counts added), ordered by σ then q.
-pub fn distinct_segments(segments: &[Segment]) -> Vec<Segment> {
-    merged(segments)
-}
-
 /// Segments merged by equal `(σ, q)` (counts added), ordered by σ then q: a schedule's
 /// rows permuted, split or merged give the same laws in the same order, and so the same
 /// bracket to the bit.
@@ -293,27 +289,6 @@ fn merged(segments: &[Segment]) -> Vec<Segment> {
     }
     out.sort_by(|a, b| a.sigma.total_cmp(&b.sigma).then(a.q.total_cmp(&b.q)));
     out
-}
-
-/// `x` rounded onto the lattice `(1 + ρ)^k`: down (`up = false`) or up, exactly (the
-/// lattice point computed, then moved a step if floating point put it on the wrong side).
-fn to_lattice(x: f64, rho: f64, up: bool) -> f64 {
-    let b = (1.0 + rho).ln();
-    let k = (x.ln() / b).floor() as i32;
-    let at = |k: i32| (k as f64 * b).exp();
-    if up {
-        let mut k = k;
-        while at(k) < x {
-            k += 1;
-        }
-        at(k)
-    } else {
-        let mut k = k + 1;
-        while at(k) > x {
-            k -= 1;
-        }
-        at(k)
-    }
 }
 
 fn spec_of(s: &Segment) -> Result<MechanismSpec, SpecError> {
@@ -722,23 +697,9 @@ pub fn accounted_with_slack(
     let steps = segments.iter().map(|s| s.count).sum();
     let all = merged(segments);
     let distinct = all.len();
-    // Steps at q = 1 are Gaussian mechanisms, whose composition is one Gaussian.
+    // Steps at q = 1 are Gaussian mechanisms, whose composition is one Gaussian (the
+    // other segments, possibly none, accounted as usual beside it).
     let (gaussian, segments) = match gaussian_steps(segments)? {
-        Some((g, rest)) if rest.is_empty() => {
-            return Ok(Accounted {
-                upper: vec![g.0],
-                lower: vec![g.1],
-                lower_slack: 0.0,
-                lower_mixtures: false,
-                ratio: None,
-                upper_ratio: None,
-                q_rounded: false,
-                distinct,
-                steps,
-                gaussian_steps: steps,
-                segments: all,
-            })
-        }
         Some((g, rest)) => (Some(g), rest),
         None => (None, segments.to_vec()),
     };

@@ -228,25 +228,12 @@ fn rdp_up(q: f64, sigma: f64, alpha: u32, binoms: &[f64], terms: &mut Vec<f64>) 
 /// post-processing of a smaller one, a smaller q of a larger one), so their Rényi
 /// divergences bound the schedule's from above (docs/accountant.md §8).
 fn onto_lattice(segments: &[(f64, f64, u64)], rho: f64) -> Vec<(f64, f64, u64)> {
-    let b = (1.0 + rho).ln();
-    let at = |k: f64| (k * b).exp();
-    let down = |x: f64| {
-        let mut k = (x.ln() / b).floor() + 1.0;
-        while at(k) > x {
-            k -= 1.0;
-        }
-        at(k)
-    };
-    let up = |x: f64| {
-        let mut k = (x.ln() / b).floor();
-        while at(k) < x {
-            k += 1.0;
-        }
-        at(k).min(1.0)
-    };
     let mut merged: std::collections::BTreeMap<(u64, u64), u64> = Default::default();
     for &(sigma, q, c) in segments {
-        let key = (down(sigma).to_bits(), up(q).to_bits());
+        let key = (
+            outward::to_lattice(sigma, rho, false).to_bits(),
+            outward::to_lattice(q, rho, true).min(1.0).to_bits(),
+        );
         let e = merged.entry(key).or_insert(0);
         *e = e.saturating_add(c);
     }

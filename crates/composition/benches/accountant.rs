@@ -3,7 +3,7 @@
 //! (relative width ≤ 1e-4), discretisation, grid choice and composition included; and the
 //! DP-SGD case of issue 14 (subsampled Gaussian, both directions).
 
-use composition::accountant::{spec::accountant, MechanismSpec};
+use composition::accountant::{Composition, MechanismSpec};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 
 /// (mechanism SPEC, δ) for each row of the table.
@@ -42,7 +42,7 @@ fn rows(c: &mut Criterion) {
         let s: MechanismSpec = spec.parse().unwrap();
         g.bench_function(format!("{spec} delta={delta:e}"), |b| {
             b.iter(|| {
-                accountant(std::slice::from_ref(&s))
+                Composition::of(std::slice::from_ref(&s))
                     .unwrap()
                     .epsilon(black_box(delta))
                     .unwrap()
@@ -58,7 +58,7 @@ fn rows(c: &mut Criterion) {
         "subsampled-gaussian:sigma=1,q=0.01,count=10000 delta=1e-5 acc=1e-3",
         |b| {
             b.iter(|| {
-                accountant(std::slice::from_ref(&s))
+                Composition::of(std::slice::from_ref(&s))
                     .unwrap()
                     .with_accuracy(1e-3)
                     .unwrap()
@@ -76,7 +76,7 @@ fn rows(c: &mut Criterion) {
         "bounded:family=power,alpha=2,radius=533,count=1000 delta(eps=1) acc=2e-2",
         |b| {
             b.iter(|| {
-                accountant(std::slice::from_ref(&s))
+                Composition::of(std::slice::from_ref(&s))
                     .unwrap()
                     .with_accuracy(2e-2)
                     .unwrap()
@@ -126,7 +126,7 @@ fn solve_rows(c: &mut Criterion) {
 /// `dpw account --schedule` computes it (the lattices, then the upper copy's upper end and
 /// the lower copy's lower end side by side at the accuracy `end_accuracy` gives).
 fn schedule_rows(c: &mut Criterion) {
-    use composition::accountant::schedule::{accounted_with_slack, Segment, MAX_EXACT_LAWS};
+    use composition::accountant::input::schedule::{accounted_with_slack, Segment, MAX_EXACT_LAWS};
     let segments: Vec<Segment> = (0..10_000)
         .map(|i| Segment {
             sigma: 1.5 - 0.7 * i as f64 / 9999.0,
@@ -141,8 +141,9 @@ fn schedule_rows(c: &mut Criterion) {
             let delta = black_box(1e-5);
             let a = accounted_with_slack(&segments, 1e-4, MAX_EXACT_LAWS, 1e-4 * delta).unwrap();
             let acc = a.end_accuracy(1e-4);
-            let copy =
-                |specs: &[MechanismSpec]| accountant(specs).unwrap().with_accuracy(acc).unwrap();
+            let copy = |specs: &[MechanismSpec]| {
+                Composition::of(specs).unwrap().with_accuracy(acc).unwrap()
+            };
             let e = copy(&a.upper)
                 .epsilon_with_lower(delta, &copy(&a.lower), a.lower_target(delta, 1))
                 .unwrap();

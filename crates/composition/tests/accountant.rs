@@ -8,7 +8,7 @@
 //! the one-jump regime).
 
 use composition::accountant::{
-    spec, Accountant, BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, Lattice,
+    Accountant, BoundedNoiseLaw, ClippedLaplaceLaw, Composition, DiscreteLaw, GaussianLaw, Lattice,
     LossLaw, MechanismSpec,
 };
 use densities::gaussian::ln_gaussian_delta;
@@ -442,7 +442,7 @@ fn ln_plus(x: f64, y: f64) -> f64 {
 
 #[test]
 fn subsampled_cells_far_in_the_tail_match_normal_cdf_differences() {
-    use composition::accountant::subsampled::{Base, Direction, SubsampledLaw};
+    use composition::accountant::sampling::subsampled::{Base, Direction, SubsampledLaw};
     use densities::normal::ln_cdf;
     // σ = 400: the cells at the bounded end of the loss range lie thousands of σ out,
     // where the density falls by e^{-y} per unit of y (8-point rules on pieces of 1/32
@@ -480,7 +480,7 @@ fn truncated_laplace_composition_refuses_delta_below_its_infinite_atom() {
     let s: MechanismSpec = "truncated-laplace:epsilon=1,delta=1e-6,count=100"
         .parse()
         .unwrap();
-    let acc = spec::accountant(&[s]).unwrap();
+    let acc = Composition::of(&[s]).unwrap();
     let err = acc.epsilon(1e-5).unwrap_err().to_string();
     assert!(err.contains("unreachable"), "{err}");
     // Above the atom it answers: 100 mechanisms, each (1, 1e-6)-DP, at δ = 1e-3.
@@ -574,7 +574,7 @@ fn subsampled_gaussian_one_step_matches_quadrature_in_both_directions() {
     let s: MechanismSpec = format!("subsampled-gaussian:sigma={},q={q}", 1.0 / mu)
         .parse()
         .unwrap();
-    let acc = spec::accountant(&[s]).unwrap();
+    let acc = Composition::of(&[s]).unwrap();
     let phi = |y: f64| mix(y, mu, 0.0);
     let m = |y: f64| mix(y, mu, q);
     for eps in [0.0, 0.05, 0.1, 0.3] {
@@ -600,7 +600,7 @@ fn subsampled_gaussian_two_steps_match_a_two_dimensional_quadrature() {
     let s: MechanismSpec = format!("subsampled-gaussian:sigma=1,q={q},count=2")
         .parse()
         .unwrap();
-    let a = spec::accountant(&[s]).unwrap().delta(eps).unwrap();
+    let a = Composition::of(&[s]).unwrap().delta(eps).unwrap();
     // δ of the product pair by the midpoint rule on [−10, 11]², both directions.
     let n = 3000;
     let (lo, hi) = (-10.0, 11.0);
@@ -637,11 +637,11 @@ fn subsampling_at_rate_one_is_the_plain_mechanism() {
             "laplace:scale=3,count=100",
         ),
     ] {
-        let a = spec::accountant(&[sub.parse().unwrap()])
+        let a = Composition::of(&[sub.parse().unwrap()])
             .unwrap()
             .epsilon(1e-8)
             .unwrap();
-        let b = spec::accountant(&[plain.parse().unwrap()])
+        let b = Composition::of(&[plain.parse().unwrap()])
             .unwrap()
             .epsilon(1e-8)
             .unwrap();
@@ -656,7 +656,7 @@ fn subsampling_at_rate_one_is_the_plain_mechanism() {
 /// The certified ε(δ) bracket of one SPEC at the given accuracy.
 fn epsilon_of(spec: &str, accuracy: f64, delta: f64) -> composition::accountant::Answer {
     let s: MechanismSpec = spec.parse().unwrap();
-    spec::accountant(&[s])
+    Composition::of(&[s])
         .unwrap()
         .with_accuracy(accuracy)
         .unwrap()
@@ -1438,7 +1438,7 @@ fn radius_search_moves_past_an_undecided_middle() {
 /// (a step once begun was finished: the first step of 1500 laws spent 1.1e9 against 6e8).
 #[test]
 fn the_work_budget_is_never_passed_and_stops_before_a_step() {
-    use composition::accountant::{spec, MechanismSpec, Work};
+    use composition::accountant::{MechanismSpec, Work};
     use composition::CompositionError;
     let parse =
         |v: &[&str]| -> Vec<MechanismSpec> { v.iter().map(|s| s.parse().unwrap()).collect() };
@@ -1459,7 +1459,7 @@ fn the_work_budget_is_never_passed_and_stops_before_a_step() {
     for (specs, pilot) in &cases {
         for delta_question in [false, true] {
             let ask = |w: &Work| {
-                let a = spec::accountant(specs)
+                let a = Composition::of(specs)
                     .unwrap()
                     .with_accuracy(if delta_question { 1e-4 } else { 1e-5 })
                     .unwrap()

@@ -19,7 +19,8 @@
 //! the first case, below both (0.153777 and the Monte Carlo's 0.1537 ± 0.0003): these
 //! tests fail on it.
 
-use composition::accountant::{spec, MechanismSpec};
+use composition::accountant::Composition;
+use composition::accountant::MechanismSpec;
 use special::Error as _;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -153,9 +154,9 @@ impl Step {
 }
 
 /// `dpw account`'s composition of one SPEC at accuracy 1e-6.
-fn composition(text: &str) -> spec::Composition {
+fn composition(text: &str) -> Composition {
     let m: MechanismSpec = text.parse().unwrap();
-    spec::accountant(&[m]).unwrap().with_accuracy(1e-6).unwrap()
+    Composition::of(&[m]).unwrap().with_accuracy(1e-6).unwrap()
 }
 
 /// Its certified bracket of δ(ε).

@@ -4,7 +4,7 @@
 //! t = 4 through the density of a sum of two steps), a seeded Monte Carlo at t = 100 — and
 //! through the accountant against the composed Gaussian.
 
-use composition::accountant::allocation::{epoch_laws, EpochGrid};
+use composition::accountant::sampling::allocation::{epoch_laws, EpochGrid};
 use composition::accountant::{Accountant, DiscreteLaw, LossLaw};
 use densities::normal::{cdf, sf};
 use rand::{Rng, SeedableRng};
@@ -330,7 +330,7 @@ fn a_balls_in_bins_spec_brackets_monte_carlo_of_its_composed_epochs() {
         format!("subsampled-gaussian:sigma=1,sampling=allocation,steps={t},count={k}")
             .parse()
             .unwrap();
-    let comp = composition::accountant::spec::accountant(&[spec])
+    let comp = composition::accountant::Composition::of(&[spec])
         .unwrap()
         .with_accuracy(1e-4)
         .unwrap();
@@ -409,7 +409,7 @@ fn the_solver_finds_a_certified_sigma_for_balls_in_bins() {
     let eps_at = |sigma: f64| {
         let m: composition::accountant::MechanismSpec =
             spec.replace('?', &format!("{sigma:e}")).parse().unwrap();
-        composition::accountant::spec::accountant(&[m])
+        composition::accountant::Composition::of(&[m])
             .unwrap()
             .with_accuracy(1e-5)
             .unwrap()
@@ -618,7 +618,7 @@ fn shifts_beyond_three_are_refused_with_the_range() {
     }
     for sigma in ["0.1", "0.05", "0.3"] {
         let e = format!("subsampled-gaussian:sigma={sigma},sampling=allocation,steps=50")
-            .parse::<composition::accountant::spec::MechanismSpec>()
+            .parse::<composition::accountant::input::spec::MechanismSpec>()
             .unwrap_err()
             .0;
         assert!(
@@ -628,7 +628,7 @@ fn shifts_beyond_three_are_refused_with_the_range() {
     }
     assert!(
         "subsampled-gaussian:sigma=0.34,sampling=allocation,steps=50"
-            .parse::<composition::accountant::spec::MechanismSpec>()
+            .parse::<composition::accountant::input::spec::MechanismSpec>()
             .is_ok()
     );
 }

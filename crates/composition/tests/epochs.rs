@@ -3,8 +3,7 @@
 //! quadrature) and against the epoch's own pair by Monte Carlo; the balls-in-bins SPEC's
 //! parse errors. (Balls-in-bins' own bracket, §2.10, is tested in `allocation.rs`.)
 
-use composition::accountant::spec::{self, lower_bound_accountant};
-use composition::accountant::MechanismSpec;
+use composition::accountant::{Composition, MechanismSpec};
 use densities::normal::ln_cdf;
 
 fn parse(s: &str) -> MechanismSpec {
@@ -41,7 +40,7 @@ fn one_epoch_brackets_the_maximum_statistics_closed_form() {
             "subsampled-gaussian:sigma={sigma},sampling=shuffle,batch=1000,n={}",
             1000 * t
         ));
-        let comp = lower_bound_accountant(&[s])
+        let comp = Composition::lower_bound(&[s])
             .unwrap()
             .with_accuracy(1e-4)
             .unwrap();
@@ -87,7 +86,7 @@ fn the_lower_bound_is_below_the_epochs_own_pair_by_monte_carlo() {
         "subsampled-gaussian:sigma={sigma},sampling=shuffle,batch=1000,n={}",
         1000 * t
     ));
-    let comp = lower_bound_accountant(&[s]).unwrap();
+    let comp = Composition::lower_bound(&[s]).unwrap();
     let mut g = Normals(7);
     let n = 400_000;
     let draws: Vec<f64> = (0..n)
@@ -128,14 +127,14 @@ fn one_step_epochs_are_the_gaussian_and_the_samplers_are_refused_where_no_upper_
     let mu = 1.0 / sigma;
     let exact = ln_cdf(mu / 2.0 - eps / mu).exp() - eps.exp() * ln_cdf(-mu / 2.0 - eps / mu).exp();
     let s = parse("subsampled-gaussian:sigma=0.9,sampling=shuffle,batch=100,n=100");
-    let a = lower_bound_accountant(std::slice::from_ref(&s))
+    let a = Composition::lower_bound(std::slice::from_ref(&s))
         .unwrap()
         .delta(eps)
         .unwrap();
     assert!(a.lower <= exact && exact <= a.upper);
     // Everything but the lower-bound route refuses them (manifests, the solver, Python's
     // object API all go through `accountant`).
-    let e = spec::accountant(&[s]).unwrap_err().0;
+    let e = Composition::of(&[s]).unwrap_err().0;
     assert!(e.contains("no certified upper bound"), "{e}");
     let err = |s: &str| s.parse::<MechanismSpec>().unwrap_err().0;
     for (bad, needle) in [

@@ -3,7 +3,7 @@
 //! one-jump split (docs/accountant.md §4, §4.1), and evaluates the noise here from its
 //! formula alone (`f(x) = (1 − x²)^{−2}`, `ℓ(x) = f(x − r) − f(x)`; the definitions in
 //! `densities::bounded`). The direct log-space convolutions of the split's pieces and of
-//! the mass-level bracket are unit tests of `composition::accountant::jump` (crate-private
+//! the mass-level bracket are unit tests of `composition::accountant::compose::jump` (crate-private
 //! items). Times on the 2-core reference machine, lightly loaded: 19 s for this file
 //! (36 s of CPU); `DPW_LONG=1` adds k = 1e5 to route 1 and k = 1e10 at δ = 1e-126 to
 //! route 3 (70 s in all).

@@ -6,7 +6,8 @@
 //! tens of standard deviations. The brackets against the closed forms (erfc from the
 //! `special` crate, not the library's normal module).
 
-use composition::accountant::{spec, MechanismSpec};
+use composition::accountant::Composition;
+use composition::accountant::MechanismSpec;
 use special::Error;
 
 fn phi(x: f64) -> f64 {
@@ -15,7 +16,7 @@ fn phi(x: f64) -> f64 {
 
 fn bracket(text: &str, eps: f64) -> (f64, f64) {
     let m: MechanismSpec = text.parse().unwrap();
-    let a = spec::accountant(&[m]).unwrap().delta(eps).unwrap();
+    let a = Composition::of(&[m]).unwrap().delta(eps).unwrap();
     (a.lower, a.upper)
 }
 

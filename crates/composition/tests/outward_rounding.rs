@@ -90,7 +90,7 @@ fn k_fold_laplace_top_atom_against_exact_rationals() {
             continue;
         }
         let acc =
-            composition::accountant::spec::accountant(&[format!("laplace:scale={b:?},count={k}")
+            composition::accountant::Composition::of(&[format!("laplace:scale={b:?},count={k}")
                 .parse()
                 .unwrap()])
             .unwrap();

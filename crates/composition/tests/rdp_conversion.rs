@@ -2,7 +2,7 @@
 //! conversion of Balle et al. (2020, Thm 21), against another implementation and against
 //! the certified accountant.
 
-use composition::accountant::spec;
+use composition::accountant::Composition;
 use composition::rdp::{subsampled_gaussian_epsilon, subsampled_gaussian_epsilon_classical};
 
 /// Google's dp_accounting 0.6 (pip, in a virtualenv outside the repository), the same
@@ -29,7 +29,7 @@ fn matches_dp_accounting_and_lies_between_the_exact_epsilon_and_the_classical_co
         assert!(e < classical, "σ = {sigma}, T = {t}: {e} vs {classical}");
         // A valid upper bound: never below the certified lower end of the exact ε.
         let exact =
-            spec::accountant(&[
+            Composition::of(&[
                 format!("subsampled-gaussian:sigma={sigma},q=0.01,count={t}")
                     .parse()
                     .unwrap(),

@@ -5,7 +5,8 @@
 //! `p − e^ε q`. The mechanism's δ(ε) must never exceed the pair's certified upper end,
 //! and at the worst configuration it must reach the pair's lower end (the pair is tight).
 
-use composition::accountant::{spec, MechanismSpec};
+use composition::accountant::Composition;
+use composition::accountant::MechanismSpec;
 use densities::normal::ln_cdf;
 
 const SIGMA: f64 = 0.8;
@@ -129,7 +130,7 @@ fn hockey_stick(p: &Mixture, q: &Mixture, eps: f64) -> f64 {
 /// The pair's certified bracket of δ(ε), both directions, at relative accuracy 1e-6.
 fn pair_delta(text: &str, eps: f64) -> (f64, f64) {
     let m: MechanismSpec = text.parse().unwrap();
-    let a = spec::accountant(&[m])
+    let a = Composition::of(&[m])
         .unwrap()
         .with_accuracy(1e-6)
         .unwrap()
@@ -254,7 +255,7 @@ fn poisson_add_remove_tradeoff_each_direction_decides_somewhere() {
     let m_mirror: Mixture = vec![(1.0 - q, 0.0), (q, -mu)];
     let alphas = [1e-4, 1e-3, 0.01, 0.05, 0.1, 0.2, 0.4, 0.7];
     let spec: MechanismSpec = "subsampled-gaussian:sigma=0.8,q=0.3".parse().unwrap();
-    let got = spec::accountant(&[spec])
+    let got = Composition::of(&[spec])
         .unwrap()
         .with_accuracy(1e-6)
         .unwrap()

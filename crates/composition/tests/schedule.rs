@@ -1,7 +1,8 @@
 //! Schedules (docs/accountant.md §2.8): segments of the Poisson-subsampled Gaussian with
 //! changing (σ, q), exact up to a number of distinct laws, rounded onto a lattice beyond.
 
-use composition::accountant::schedule::{parse_csv, rounded_copies, Segment, DEFAULT_SLACK};
+use composition::accountant::input::schedule::{parse_csv, rounded_copies, Segment, DEFAULT_SLACK};
+use composition::accountant::Composition;
 
 /// The lattices' copies as `accounted` built them before steps at q = 1 were merged and
 /// q-rounding schedules composed exactly: the path these tests hold.
@@ -9,14 +10,15 @@ fn accounted(
     segs: &[Segment],
     accuracy: f64,
     max_laws: usize,
-) -> Result<composition::accountant::schedule::Accounted, composition::accountant::SpecError> {
+) -> Result<composition::accountant::input::schedule::Accounted, composition::accountant::SpecError>
+{
     rounded_copies(segs, accuracy, max_laws, DEFAULT_SLACK)
 }
-use composition::accountant::{spec, Answer, MechanismKind, MechanismSpec};
+use composition::accountant::{Answer, MechanismKind, MechanismSpec};
 
 fn epsilon(specs: &[MechanismSpec], delta: f64, accuracy: f64) -> Answer {
     // (Each rounded copy's lower end is asked at `Accounted::lower_target` of δ.)
-    spec::accountant(specs)
+    Composition::of(specs)
         .unwrap()
         .with_accuracy(accuracy)
         .unwrap()
@@ -309,7 +311,7 @@ fn the_side_by_side_ends_hold_against_each_copys_own_finer_bracket() {
     let a = accounted(&segs, 1e-4, 8).unwrap();
     assert!(a.lower_mixtures);
     let copy = |specs: &[MechanismSpec], acc: f64| {
-        spec::accountant(specs).unwrap().with_accuracy(acc).unwrap()
+        Composition::of(specs).unwrap().with_accuracy(acc).unwrap()
     };
     let delta = 1e-5;
     let low_delta = a.lower_target(delta, 1);
@@ -475,7 +477,7 @@ fn the_lower_slack_keeps_q1_lower_ends_below_the_closed_form() {
         "excess {excess:e}, slack {:e}",
         a.lower_slack
     );
-    let lower = spec::accountant(&a.lower)
+    let lower = Composition::of(&a.lower)
         .unwrap()
         .with_accuracy(1e-4)
         .unwrap();
@@ -535,12 +537,8 @@ fn q1_rounded_ends_hold_the_closed_form_schedule() {
     let mu = sigmas.iter().map(|s| 1.0 / (s * s)).sum::<f64>().sqrt();
     let delta = 1e-5;
     let exact = eps_at(delta, |e| gauss_delta(mu, e));
-    let copy = |specs: &[MechanismSpec]| {
-        spec::accountant(specs)
-            .unwrap()
-            .with_accuracy(1e-4)
-            .unwrap()
-    };
+    let copy =
+        |specs: &[MechanismSpec]| Composition::of(specs).unwrap().with_accuracy(1e-4).unwrap();
     let up = copy(&a.upper).epsilon(delta).unwrap();
     let lo = copy(&a.lower).epsilon(a.lower_target(delta, 1)).unwrap();
     let both = copy(&a.upper)
@@ -575,7 +573,7 @@ fn q1_rounded_ends_hold_the_closed_form_schedule() {
 /// compositions, its exact ε at δ a bisection of closed forms, built here without the
 /// accountant, its laws or their shared cells. Eight σ in [1, 1.035] with 5 steps each,
 /// at most 4 laws a copy: each copy's three mixtures are groups of one lattice cell sharing
-/// its two parts ([`composition::accountant::revealed::SharedPart`]). The side-by-side
+/// its two parts ([`composition::accountant::sampling::revealed::SharedPart`]). The side-by-side
 /// upper end is at least the upper copy's exact ε and within 2e-4 of it; its lower end at
 /// most the lower copy's exact ε at `lower_target(δ)` and within 2e-4 of it; the same for
 /// each copy's own `epsilon`. At δ = 1e-5 and 1e-30 (measured +2.7e-5 and −5e-7 side by
@@ -591,12 +589,8 @@ fn side_by_side_ends_and_shared_parts_match_each_copys_closed_form() {
         a.lower.iter().map(|m| &m.text).collect::<Vec<_>>()
     );
     let (up_atoms, lo_atoms) = (gauss_mixture(&a.upper), gauss_mixture(&a.lower));
-    let copy = |specs: &[MechanismSpec]| {
-        spec::accountant(specs)
-            .unwrap()
-            .with_accuracy(1e-4)
-            .unwrap()
-    };
+    let copy =
+        |specs: &[MechanismSpec]| Composition::of(specs).unwrap().with_accuracy(1e-4).unwrap();
     for delta in [1e-5, 1e-30] {
         let target = a.lower_target(delta, 1);
         let eu = eps_at(delta, |e| mixture_delta(&up_atoms, e));
@@ -647,7 +641,7 @@ fn uniform(mut s: u64) -> impl FnMut() -> f64 {
 /// The schedule's ε(δ) bracket as `dpw account` forms it from its copies (the upper
 /// copy's upper end, the lower copy's lower end at its slack-raised δ).
 fn schedule_epsilon(segs: &[Segment], delta: f64, accuracy: f64) -> (f64, f64) {
-    use composition::accountant::schedule::{accounted_with_slack, MAX_EXACT_LAWS};
+    use composition::accountant::input::schedule::{accounted_with_slack, MAX_EXACT_LAWS};
     let a = accounted_with_slack(segs, accuracy, MAX_EXACT_LAWS, DEFAULT_SLACK).unwrap();
     let at = a.end_accuracy(accuracy);
     let up = epsilon(&a.upper, delta, at);
@@ -662,7 +656,7 @@ fn schedule_epsilon(segs: &[Segment], delta: f64, accuracy: f64) -> (f64, f64) {
 fn many_sigmas_at_q1_compose_as_one_gaussian_at_the_closed_form() {
     // 2000 distinct σ at q = 1 (issue 58: 3.5e-3–5.7e-3 wide where 1e-4 was asked): one
     // Gaussian of shift √(Σ c/σ²), against the closed form at that shift (summed here).
-    use composition::accountant::schedule::{accounted_with_slack, MAX_EXACT_LAWS};
+    use composition::accountant::input::schedule::{accounted_with_slack, MAX_EXACT_LAWS};
     let mut u = uniform(41);
     let segs: Vec<Segment> = (0..2000)
         .map(|_| Segment {
@@ -707,7 +701,7 @@ fn many_sigmas_at_q1_compose_as_one_gaussian_at_the_closed_form() {
 
 #[test]
 fn the_merged_gaussian_shift_is_rounded_to_each_side_in_exact_arithmetic() {
-    use composition::accountant::schedule::gaussian_shift;
+    use composition::accountant::input::schedule::gaussian_shift;
     use num_rational::BigRational;
     use num_traits::Zero;
     let mut u = uniform(43);

@@ -2,8 +2,9 @@
 //! loss, so the bracket narrows like the step squared, and refinement lands near the
 //! accuracy asked instead of far below it.
 
-use composition::accountant::subsampled::{Base, Direction, SubsampledLaw};
-use composition::accountant::{spec, Accountant, GridCells, Lattice, LossLaw, MechanismSpec};
+use composition::accountant::sampling::subsampled::{Base, Direction, SubsampledLaw};
+use composition::accountant::Composition;
+use composition::accountant::{Accountant, GridCells, Lattice, LossLaw, MechanismSpec};
 
 /// `E_P[L]` (the Kullback–Leibler divergence) of the remove direction of a Poisson-
 /// subsampled Gaussian, `L = ln(1 − q + q e^{μy − μ²/2})`, `y ~ (1 − q)N(0,1) + qN(μ,1)`,
@@ -98,7 +99,7 @@ fn small_rate_bracket_narrows_like_the_step_squared() {
 /// The certified ε(δ) bracket of one SPEC at the default accuracy (1e-4).
 fn epsilon_of(spec: &str, delta: f64) -> composition::accountant::Answer {
     let s: MechanismSpec = spec.parse().unwrap();
-    spec::accountant(&[s]).unwrap().epsilon(delta).unwrap()
+    Composition::of(&[s]).unwrap().epsilon(delta).unwrap()
 }
 
 /// Refinement aims at the accuracy asked, not far below it: the final bracket of the
@@ -137,7 +138,7 @@ fn tiny_sampling_rates_start_from_a_step_the_bin_budget_allows() {
     let m: MechanismSpec = "subsampled-gaussian:sigma=0.8,q=1e-5,count=100"
         .parse()
         .unwrap();
-    let a = spec::accountant(&[m])
+    let a = Composition::of(&[m])
         .unwrap()
         .with_accuracy(1e-2)
         .unwrap()

@@ -1,10 +1,9 @@
-//! The certified solver (`composition::accountant::solve`, docs/accountant.md §10) against
+//! The certified solver (`composition::accountant::query::solve`, docs/accountant.md §10) against
 //! independent computations: the analytic Gaussian σ, the Laplace closed form, the exact
 //! binomial sum of randomized response, the Gaussian trade-off function, dp_accounting's
 //! calibration, and the definition itself (the accountant re-asked at `meets` and `fails`).
 
-use composition::accountant::spec::accountant;
-use composition::accountant::{MechanismSpec, SolveError, Solver, Target, Template};
+use composition::accountant::{Composition, MechanismSpec, SolveError, Solver, Target, Template};
 use densities::gaussian::analytic_sigma;
 use special::Error;
 
@@ -204,7 +203,10 @@ fn check_definition(specs: &[&str], eps: f64, delta: f64, acc: f64) {
     let t = Template::parse(specs).unwrap();
     let s = solve(specs, privacy(eps, delta), acc);
     let at = |v: f64| -> Vec<MechanismSpec> { t.instantiate(v).unwrap() };
-    let up = accountant(&at(s.meets)).unwrap().epsilon(delta).unwrap();
+    let up = Composition::of(&at(s.meets))
+        .unwrap()
+        .epsilon(delta)
+        .unwrap();
     assert!(
         up.upper <= eps,
         "{specs:?}: meets {} has upper ε {} > {eps}",
@@ -212,7 +214,7 @@ fn check_definition(specs: &[&str], eps: f64, delta: f64, acc: f64) {
         up.upper
     );
     let f = s.fails.unwrap();
-    let lo = accountant(&at(f)).unwrap().epsilon(delta).unwrap();
+    let lo = Composition::of(&at(f)).unwrap().epsilon(delta).unwrap();
     assert!(
         lo.lower > eps,
         "{specs:?}: fails {f} has lower ε {} ≤ {eps}",
@@ -370,7 +372,7 @@ fn subsampled_attack_risk_meets_and_fails_by_the_definition() {
     }];
     let s = solve(&specs, target, 1e-3);
     let beta = |v: f64| {
-        accountant(&t.instantiate(v).unwrap())
+        Composition::of(&t.instantiate(v).unwrap())
             .unwrap()
             .with_accuracy(1e-5)
             .unwrap()
@@ -410,7 +412,10 @@ fn settling_stops_early_on_the_right_side_and_keeps_the_truth_inside() {
     let (sigma, k, delta) = (3.0f64, 10u64, 1e-6);
     let exact = gaussian_epsilon(sigma, k, delta);
     let spec: MechanismSpec = format!("gaussian:sigma={sigma},count={k}").parse().unwrap();
-    let comp = accountant(&[spec]).unwrap().with_accuracy(1e-6).unwrap();
+    let comp = Composition::of(&[spec])
+        .unwrap()
+        .with_accuracy(1e-6)
+        .unwrap();
     let full = comp.epsilon(delta).unwrap();
     assert!(
         full.lower <= exact && exact <= full.upper,
@@ -432,7 +437,10 @@ fn settling_stops_early_on_the_right_side_and_keeps_the_truth_inside() {
     let spec: MechanismSpec = "subsampled-gaussian:sigma=1,q=0.01,count=1000"
         .parse()
         .unwrap();
-    let comp = accountant(&[spec]).unwrap().with_accuracy(1e-5).unwrap();
+    let comp = Composition::of(&[spec])
+        .unwrap()
+        .with_accuracy(1e-5)
+        .unwrap();
     let full = comp.epsilon(delta).unwrap();
     for (f, meets) in [(1.02, true), (0.98, false)] {
         let t = full.estimate * f;
@@ -461,14 +469,14 @@ fn one_end_on_one_step_settles_only_the_true_side() {
     let sub: MechanismSpec = "subsampled-gaussian:sigma=0.9,q=0.01,count=2000"
         .parse()
         .unwrap();
-    let sub_full = accountant(std::slice::from_ref(&sub))
+    let sub_full = Composition::of(std::slice::from_ref(&sub))
         .unwrap()
         .with_accuracy(1e-6)
         .unwrap()
         .epsilon(delta)
         .unwrap();
     for (spec, lo, hi) in [(gauss, exact, exact), (sub, sub_full.lower, sub_full.upper)] {
-        let comp = accountant(std::slice::from_ref(&spec)).unwrap();
+        let comp = Composition::of(std::slice::from_ref(&spec)).unwrap();
         let coarse = comp.epsilon(delta).unwrap().step * 16.0;
         let mut settled = (false, false);
         for i in 0..7 {
@@ -501,7 +509,6 @@ fn one_end_on_one_step_settles_only_the_true_side() {
 /// (60 evaluations, two minutes); each side now takes few.
 #[test]
 fn a_bracket_of_two_pairs_is_solved_one_side_at_a_time() {
-    use composition::accountant::spec::{dominated_accountant, dominating_accountant};
     let t = "subsampled-gaussian:sigma=?,sampling=fixed,batch=64,n=6000,neighbours=replace-one,count=500";
     let (eps, delta, acc) = (3.0, 1e-5, 1e-4);
     let s = solve(&[t], privacy(eps, delta), acc);
@@ -524,16 +531,16 @@ fn a_bracket_of_two_pairs_is_solved_one_side_at_a_time() {
             .epsilon(delta)
             .unwrap()
     };
-    let full = |v: f64| eps_of(accountant, v);
+    let full = |v: f64| eps_of(Composition::of, v);
     assert!(full(s.meets).upper <= eps, "meets {}", s.meets);
     assert!(full(fails).lower > eps, "fails {fails}");
-    let up = eps_of(dominating_accountant, s.meets * (1.0 - 2.0 * acc));
+    let up = eps_of(Composition::dominating, s.meets * (1.0 - 2.0 * acc));
     assert!(
         up.lower > eps,
         "meets {} is not the dominating threshold: {up:?}",
         s.meets
     );
-    let down = eps_of(dominated_accountant, fails * (1.0 + 2.0 * acc));
+    let down = eps_of(Composition::dominated, fails * (1.0 + 2.0 * acc));
     assert!(
         down.upper <= eps,
         "fails {fails} is not the dominated threshold: {down:?}"
@@ -556,7 +563,7 @@ fn the_reverse_direction_decides_the_closing_pair() {
     let (eps, delta, acc) = (0.7, 1e-10, 1e-4);
     let s = solve(&[t], privacy(eps, delta), acc);
     let at = |v: f64| -> MechanismSpec { t.replace('?', &v.to_string()).parse().unwrap() };
-    let full = accountant(&[at(s.meets)])
+    let full = Composition::of(&[at(s.meets)])
         .unwrap()
         .with_accuracy(1e-5)
         .unwrap()

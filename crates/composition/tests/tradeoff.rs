@@ -7,7 +7,8 @@
 //! central-limit μ against its closed form (Gaussian) and a quadrature of the Laplace loss
 //! moments.
 
-use composition::accountant::{spec, Accountant, DiscreteLaw, GaussianLaw, MechanismSpec};
+use composition::accountant::Composition;
+use composition::accountant::{Accountant, DiscreteLaw, GaussianLaw, MechanismSpec};
 use densities::tradeoff::{gaussian_tradeoff, laplace_tradeoff};
 
 fn alphas() -> Vec<f64> {
@@ -66,7 +67,7 @@ fn k_fold_gaussian_brackets_g_mu() {
 fn laplace_brackets_closed_form_and_its_clt_mu_matches_quadrature() {
     for eps0 in [0.1, 1.0, 3.0] {
         let s: MechanismSpec = format!("laplace:scale={}", 1.0 / eps0).parse().unwrap();
-        let c = spec::accountant(&[s]).unwrap();
+        let c = Composition::of(&[s]).unwrap();
         let pts = c.tradeoff(&alphas()).unwrap();
         check(
             &format!("Laplace ε0={eps0}"),
@@ -91,7 +92,7 @@ fn laplace_brackets_closed_form_and_its_clt_mu_matches_quadrature() {
         let k = 50u64;
         let expect = 2.0 * (k as f64).sqrt() * m1 / (m2 - m1 * m1).sqrt();
         let s: MechanismSpec = format!("laplace:scale={b},count={k}").parse().unwrap();
-        let got = spec::accountant(&[s]).unwrap().clt_mu().unwrap();
+        let got = Composition::of(&[s]).unwrap().clt_mu().unwrap();
         assert!(
             (got / expect - 1.0).abs() < 1e-4,
             "ε0={eps0}: clt μ {got} vs quadrature {expect}"
@@ -147,7 +148,7 @@ fn k_fold_randomized_response_brackets_the_enumerated_curve() {
 #[test]
 fn subsampled_at_q_one_is_the_plain_gaussian_and_many_uses_lie_between_the_extremes() {
     let s: MechanismSpec = "subsampled-gaussian:sigma=2,q=1,count=10".parse().unwrap();
-    let pts = spec::accountant(&[s]).unwrap().tradeoff(&alphas()).unwrap();
+    let pts = Composition::of(&[s]).unwrap().tradeoff(&alphas()).unwrap();
     let m = 0.5 * 10f64.sqrt();
     check(
         "subsampled q=1",
@@ -159,7 +160,7 @@ fn subsampled_at_q_one_is_the_plain_gaussian_and_many_uses_lie_between_the_extre
     let s: MechanismSpec = "subsampled-gaussian:sigma=1,q=0.1,count=50"
         .parse()
         .unwrap();
-    let pts = spec::accountant(&[s]).unwrap().tradeoff(&alphas()).unwrap();
+    let pts = Composition::of(&[s]).unwrap().tradeoff(&alphas()).unwrap();
     let full = 50f64.sqrt();
     for p in &pts {
         assert!(
@@ -247,7 +248,7 @@ fn check_subsampled(
     width: f64,
 ) {
     let s: MechanismSpec = spec_text.parse().unwrap();
-    let mut acc = spec::accountant(&[s]).unwrap();
+    let mut acc = Composition::of(&[s]).unwrap();
     if let Some(a) = accuracy {
         acc = acc.with_accuracy(a).unwrap();
     }
@@ -449,7 +450,7 @@ fn subsampled_gaussian_two_uses_bracket_the_quadrature_curve() {
         let s: MechanismSpec = format!("subsampled-gaussian:sigma={sigma},q={q},count=2")
             .parse()
             .unwrap();
-        let pts = spec::accountant(&[s])
+        let pts = Composition::of(&[s])
             .unwrap()
             .with_accuracy(1e-6)
             .unwrap()
@@ -489,7 +490,7 @@ fn truncated_laplacian_brackets_its_shift_tradeoff() {
         let s: MechanismSpec = format!("truncated-laplace:epsilon={eps},delta={delta}")
             .parse()
             .unwrap();
-        let pts = spec::accountant(&[s]).unwrap().tradeoff(&alphas()).unwrap();
+        let pts = Composition::of(&[s]).unwrap().tradeoff(&alphas()).unwrap();
         check(
             &format!("truncated Laplacian ({eps}, {delta})"),
             &pts,
@@ -544,7 +545,7 @@ fn bounded_noise_single_use_brackets_the_quadrature_curve() {
             .parse()
             .unwrap();
         let grid: Vec<f64> = (1..100).map(|i| i as f64 / 100.0).collect();
-        let pts = spec::accountant(&[s]).unwrap().tradeoff(&grid).unwrap();
+        let pts = Composition::of(&[s]).unwrap().tradeoff(&grid).unwrap();
         check(
             &format!("bounded power(2), r = {r}"),
             &pts,

@@ -6,8 +6,8 @@
 
 use crate::broadcast::{count, number, optional_number};
 use crate::{argument_message, value_error};
-use composition::accountant::solve::SOLVABLE_KEYS;
-use composition::accountant::spec::{kind_keys, Neighbours, Pipeline, Sampling};
+use composition::accountant::input::spec::{kind_keys, Neighbours, Pipeline, Sampling};
+use composition::accountant::query::target::SOLVABLE_KEYS;
 use composition::accountant::{MechanismKind, MechanismSpec, Work, MAX_COUNT};
 use densities::bounded::BoundedFamily;
 use dpw::account::{AccountRequest, AccountResult, Query};
@@ -918,11 +918,52 @@ fn account(
     run_with(py, texts, d, e, a, acc, work, schedule)
 }
 
+/// The certified solver, as `dpw solve`: which value of the one parameter written `?`
+/// meets the targets. `mechanisms` is a SPEC string ("subsampled-gaussian:sigma=?,q=0.01,
+/// count=10000") or a list of SPEC strings, Mechanisms and Compositions with exactly one
+/// `?` among them (on sigma, scale, radius, epsilon, q, count or sensitivity). Targets:
+/// `epsilon` and `delta` ((epsilon, delta)-DP), and/or `max_tpr` and `at_fpr` (no
+/// membership test has power above max_tpr at false-positive rate at_fpr); every target
+/// given must hold. Returns a Solution: `meets` certified to meet them, `fails` certified
+/// to fail, |meets/fails - 1| <= accuracy (in [1e-5, 0.5], default 1e-4; for count,
+/// fails = meets + 1). `max_work` is the work budget in bins transformed (default 6e9,
+/// in [1e6, 1e14]), as `--max-work`. Ctrl-C interrupts.
+#[pyfunction]
+#[pyo3(signature = (mechanisms, *, epsilon=None, delta=None, max_tpr=None, at_fpr=None, accuracy=None, max_work=None))]
+#[allow(clippy::too_many_arguments)]
+fn solve(
+    py: Python<'_>,
+    mechanisms: &Bound<'_, PyAny>,
+    epsilon: Option<&Bound<'_, PyAny>>,
+    delta: Option<&Bound<'_, PyAny>>,
+    max_tpr: Option<&Bound<'_, PyAny>>,
+    at_fpr: Option<&Bound<'_, PyAny>>,
+    accuracy: Option<&Bound<'_, PyAny>>,
+    max_work: Option<&Bound<'_, PyAny>>,
+) -> PyResult<crate::solve::Solution> {
+    let specs = if let Ok(s) = mechanisms.cast::<PyString>() {
+        vec![s.to_cow()?.trim().to_string()]
+    } else {
+        template_texts(mechanisms)?
+    };
+    crate::solve::run(
+        py,
+        specs,
+        optional_number("epsilon", epsilon)?,
+        optional_number("delta", delta)?,
+        optional_number("max_tpr", max_tpr)?,
+        optional_number("at_fpr", at_fpr)?,
+        optional_number("accuracy", accuracy)?,
+        optional_number("max_work", max_work)?,
+    )
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Bracket>()?;
     m.add_class::<Mechanism>()?;
     m.add_class::<Composition>()?;
     m.add_function(wrap_pyfunction!(compose, m)?)?;
     m.add_function(wrap_pyfunction!(account, m)?)?;
+    m.add_function(wrap_pyfunction!(solve, m)?)?;
     Ok(())
 }

@@ -1,16 +1,15 @@
-//! The certified solver (docs/accountant.md §10) for Python: `solve` takes SPEC strings
+//! The certified solver (docs/accountant.md §10) for Python: [`run`] takes SPEC strings
 //! with one value written `?` exactly as `dpw solve --mechanism` does and runs the CLI's
-//! own request type (`dpw::solve::SolveRequest`); `Mechanism.solve` and
-//! `Composition.solve` (in `accountant.rs`) write the `?` into an object's SPEC and call
-//! the same path, so every face shares one parser, one search and one set of messages.
+//! own request type (`dpw::solve::SolveRequest`); `dpw.solve`, `Mechanism.solve` and
+//! `Composition.solve` (in `accountant.rs`, which uses this module and is not used by it)
+//! write their SPECs and call it, so every face shares one parser, one search and one set
+//! of messages.
 
-use crate::accountant::template_texts;
-use crate::broadcast::optional_number;
 use crate::value_error;
 use composition::accountant::Work;
 use dpw::solve::{SolveRequest, SolveResult};
 use pyo3::prelude::*;
-use pyo3::types::{PyFloat, PyInt, PyString};
+use pyo3::types::{PyFloat, PyInt};
 
 /// A certified solution of `dpw.solve`: `meets` is certified to meet every target,
 /// `fails` certified to fail one of them, and the exact threshold lies between them.
@@ -212,48 +211,7 @@ pub(crate) fn run(
     })
 }
 
-/// The certified solver, as `dpw solve`: which value of the one parameter written `?`
-/// meets the targets. `mechanisms` is a SPEC string ("subsampled-gaussian:sigma=?,q=0.01,
-/// count=10000") or a list of SPEC strings, Mechanisms and Compositions with exactly one
-/// `?` among them (on sigma, scale, radius, epsilon, q, count or sensitivity). Targets:
-/// `epsilon` and `delta` ((epsilon, delta)-DP), and/or `max_tpr` and `at_fpr` (no
-/// membership test has power above max_tpr at false-positive rate at_fpr); every target
-/// given must hold. Returns a Solution: `meets` certified to meet them, `fails` certified
-/// to fail, |meets/fails - 1| <= accuracy (in [1e-5, 0.5], default 1e-4; for count,
-/// fails = meets + 1). `max_work` is the work budget in bins transformed (default 6e9,
-/// in [1e6, 1e14]), as `--max-work`. Ctrl-C interrupts.
-#[pyfunction]
-#[pyo3(signature = (mechanisms, *, epsilon=None, delta=None, max_tpr=None, at_fpr=None, accuracy=None, max_work=None))]
-#[allow(clippy::too_many_arguments)]
-fn solve(
-    py: Python<'_>,
-    mechanisms: &Bound<'_, PyAny>,
-    epsilon: Option<&Bound<'_, PyAny>>,
-    delta: Option<&Bound<'_, PyAny>>,
-    max_tpr: Option<&Bound<'_, PyAny>>,
-    at_fpr: Option<&Bound<'_, PyAny>>,
-    accuracy: Option<&Bound<'_, PyAny>>,
-    max_work: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Solution> {
-    let specs = if let Ok(s) = mechanisms.cast::<PyString>() {
-        vec![s.to_cow()?.trim().to_string()]
-    } else {
-        template_texts(mechanisms)?
-    };
-    run(
-        py,
-        specs,
-        optional_number("epsilon", epsilon)?,
-        optional_number("delta", delta)?,
-        optional_number("max_tpr", max_tpr)?,
-        optional_number("at_fpr", at_fpr)?,
-        optional_number("accuracy", accuracy)?,
-        optional_number("max_work", max_work)?,
-    )
-}
-
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Solution>()?;
-    m.add_function(wrap_pyfunction!(solve, m)?)?;
     Ok(())
 }

@@ -2,11 +2,11 @@
 //! ([`composition::accountant`]): a certified bracket of ε(δ) or δ(ε) for any list of
 //! mechanisms in the SPEC language ([`composition::accountant::MechanismSpec`]).
 
-use composition::accountant::schedule::{
+use composition::accountant::input::schedule::{
     accounted_with_slack, parse_csv, Segment, DEFAULT_SLACK, MAX_EXACT_LAWS,
 };
-use composition::accountant::spec::{lower_bound_accountant, Sampling};
-use composition::accountant::{spec::accountant, Answer, MechanismKind, MechanismSpec, Work};
+use composition::accountant::input::spec::Sampling;
+use composition::accountant::{Answer, Composition, MechanismKind, MechanismSpec, Work};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -98,7 +98,7 @@ fn rdp_segments(
 ) -> Option<Vec<(f64, f64, u64)>> {
     let mut out: Vec<(f64, f64, u64)> = schedule.iter().map(|s| (s.sigma, s.q, s.count)).collect();
     for m in mechanisms {
-        if m.pipeline != composition::accountant::spec::Pipeline::default() {
+        if m.pipeline != composition::accountant::input::spec::Pipeline::default() {
             return None;
         }
         let (sigma, q) = match m.kind {
@@ -602,7 +602,7 @@ impl AccountRequest {
     fn ask_lower(
         &self,
         mechanisms: &[MechanismSpec],
-        acc: &composition::accountant::schedule::Accounted,
+        acc: &composition::accountant::input::schedule::Accounted,
         work: &Work,
         accuracy: Option<f64>,
     ) -> Result<Answer, String> {
@@ -654,9 +654,9 @@ impl AccountRequest {
     ) -> Result<Answer, String> {
         let build = |list: &[MechanismSpec]| -> Result<_, String> {
             let b = if self.lower_bound_only() {
-                lower_bound_accountant
+                Composition::lower_bound
             } else {
-                accountant
+                Composition::of
             };
             // The laws are built with the meter watching: a cancellation (Ctrl-C in
             // Python) stops a long construction (a balls-in-bins epoch's, seconds), which
@@ -810,7 +810,7 @@ fn poisson_equivalent(m: &MechanismSpec) -> Result<MechanismSpec, String> {
         m.sensitivity
     )
     .parse()
-    .map_err(|e: composition::accountant::spec::SpecError| format!("--mechanism: {}", e.0))
+    .map_err(|e: composition::accountant::input::spec::SpecError| format!("--mechanism: {}", e.0))
 }
 
 /// A number in shortest round-trip form; a δ below `f64`'s range is written from its
@@ -904,7 +904,7 @@ struct JsonRequest<'a> {
 fn params(m: &MechanismSpec) -> serde_json::Value {
     let mut v = kind_params(m);
     // The pipeline keys where they differ from the defaults (docs/accountant.md §2.7).
-    use composition::accountant::spec::{Neighbours, Sampling};
+    use composition::accountant::input::spec::{Neighbours, Sampling};
     let p = m.pipeline;
     match p.sampling {
         Sampling::Poisson => {}
@@ -961,8 +961,8 @@ fn kind_params(m: &MechanismSpec) -> serde_json::Value {
             "weight": weight,
             "q": q,
             "end": match side {
-                composition::accountant::revealed::Side::Upper => "upper",
-                composition::accountant::revealed::Side::Lower => "lower",
+                composition::accountant::sampling::revealed::Side::Upper => "upper",
+                composition::accountant::sampling::revealed::Side::Lower => "lower",
             },
         }),
     }
@@ -1186,7 +1186,7 @@ pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
         " (the requested accuracy was not reached: a schedule composed exactly past 384 distinct laws is asked for no finer than 1e-3, docs/accountant.md §2.8; the bracket is still certified)"
     } else if r.schedule.is_some_and(|n| n.ratio.is_some()) {
         " (the requested accuracy was not reached: the schedule's rounding onto its lattices sets the width, docs/accountant.md §2.8; the bracket is still certified)"
-    } else if composition::accountant::spec::has_dominated_laws(&req.mechanisms) {
+    } else if composition::accountant::input::spec::has_dominated_laws(&req.mechanisms) {
         " (the requested accuracy was not reached: the width holds the gap between the dominating pair that certifies the upper end and the dominated one that certifies the lower, which no finer grid closes; fixed-size batches under replace-one: docs/accountant.md §2.7, Adaptive order; balls-in-bins: §2.10)"
     } else {
         " (the requested accuracy was not reached: a finer grid no longer narrowed the bracket, or would exceed the bin budget; the bracket is still certified)"

@@ -1,6 +1,6 @@
 //! `dpw solve`: the inverse question on the command line — which value of the one
 //! parameter written `?` meets a privacy target, certified from both sides
-//! ([`composition::accountant::solve`], docs/accountant.md §10).
+//! ([`composition::accountant::query::solve`], docs/accountant.md §10).
 
 use composition::accountant::{Solution, SolveError, Solver, Target, Template, Work};
 use serde::Serialize;

@@ -1077,7 +1077,7 @@ fn fig23_certified_sigma_is_below_rdp_grows_with_t_and_agrees_with_fig22() {
         let spec = format!("subsampled-gaussian:sigma={sigma},q=0.01,count=10000")
             .parse()
             .unwrap();
-        composition::accountant::spec::accountant(&[spec])
+        composition::accountant::Composition::of(&[spec])
             .unwrap()
             .with_accuracy(1e-4)
             .unwrap()

@@ -1330,7 +1330,7 @@ fn calibration_curve_brackets_the_closed_form_laplace_scale_and_refuses_bad_list
         // 3e-6 with `DPW_LONG=1`) and 2e-6.
         let sigma = row("g", ds)[0];
         let spec = format!("gaussian:sigma={sigma}").parse().unwrap();
-        let a = composition::accountant::spec::accountant(&[spec])
+        let a = composition::accountant::Composition::of(&[spec])
             .unwrap()
             .with_accuracy(accountant_accuracy())
             .unwrap()
@@ -1566,7 +1566,7 @@ fn calibration_curve_count_sets_k_when_delta_varies() {
         assert_eq!(row("lap", ds)[3], 10.0, "the count column");
         let sigma = row("g", ds)[0];
         let spec = format!("gaussian:sigma={sigma},count=10").parse().unwrap();
-        let a = composition::accountant::spec::accountant(&[spec])
+        let a = composition::accountant::Composition::of(&[spec])
             .unwrap()
             .with_accuracy(accountant_accuracy())
             .unwrap()

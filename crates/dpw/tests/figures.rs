@@ -113,7 +113,7 @@ fn the_same_mechanism_key_maps_to_the_same_rgb_everywhere() {
         for s in &m.plot.series {
             if let Some(mech) = mechanism_named(&s.label) {
                 if s.color != "reference" && !s.color.contains(':') {
-                    let rgb = plotting::spec::resolve_color(&s.color).expect("colour");
+                    let rgb = plotting::palette::resolve_color(&s.color).expect("colour");
                     seen.entry(mech.to_string()).or_default().insert(rgb);
                 }
             }

@@ -52,7 +52,7 @@ pub fn rgb(name: &str) -> Option<(u8, u8, u8)> {
         Some((b, s)) => (b, Some(s)),
         None => (name, None),
     };
-    let (r, g, b) = crate::spec::parse_color(lookup(base)?)?;
+    let (r, g, b) = parse_color(lookup(base)?)?;
     let Some(shade) = shade else {
         return Some((r, g, b));
     };
@@ -85,10 +85,24 @@ pub fn names() -> Vec<&'static str> {
         .collect()
 }
 
+/// Parses `#rrggbb`.
+pub fn parse_color(s: &str) -> Option<(u8, u8, u8)> {
+    let hex = s.strip_prefix('#')?;
+    if hex.len() != 6 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
+    Some((byte(0)?, byte(2)?, byte(4)?))
+}
+
+/// A series colour: a palette name or `#rrggbb`.
+pub fn resolve_color(s: &str) -> Option<(u8, u8, u8)> {
+    rgb(s).or_else(|| parse_color(s))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::parse_color;
 
     #[test]
     fn names_and_colours_are_distinct_and_valid() {

@@ -3,7 +3,8 @@
 
 use crate::axis::{axis_labels, fit};
 use crate::markup::{self, Shift as Script};
-use crate::spec::{resolve_color, LineStyle, PanelKind, PanelSpec, PlotSpec, Point, SeriesStyle};
+use crate::palette::resolve_color;
+use crate::spec::{LineStyle, PanelKind, PanelSpec, PlotSpec, Point, SeriesStyle};
 use crate::PlotError;
 use ndarray::{Array2, ArrayView2};
 use plotters::coord::Shift;

@@ -1,6 +1,7 @@
 //! The plot specification a manifest's `[plot]` table deserialises into, and the points
 //! an experiment hands over.
 
+use crate::palette::resolve_color;
 use crate::PlotError;
 use serde::Deserialize;
 
@@ -149,21 +150,6 @@ pub struct Point {
     pub y_hi: Option<f64>,
     /// Cell value, for heatmap panels.
     pub z: Option<f64>,
-}
-
-/// Parses `#rrggbb`.
-pub fn parse_color(s: &str) -> Option<(u8, u8, u8)> {
-    let hex = s.strip_prefix('#')?;
-    if hex.len() != 6 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        return None;
-    }
-    let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
-    Some((byte(0)?, byte(2)?, byte(4)?))
-}
-
-/// A series colour: a [`crate::palette`] name or `#rrggbb`.
-pub fn resolve_color(s: &str) -> Option<(u8, u8, u8)> {
-    crate::palette::rgb(s).or_else(|| parse_color(s))
 }
 
 fn check_axis(what: &str, a: &AxisSpec) -> Result<(), PlotError> {

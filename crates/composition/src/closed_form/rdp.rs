@@ -376,7 +376,7 @@ mod certified_tests {
         high_orders, rdp_epsilon_up, rdp_ln_delta_up, schedule_bound, schedule_rdp_up,
         subsampled_gaussian_epsilon,
     };
-    use crate::accountant::exact_exp::{exp_fixed, rat, seeded, P};
+    use crate::accountant::core::exact_exp::{exp_fixed, rat, seeded, P};
     use num_bigint::BigInt;
     use num_rational::BigRational;
     use num_traits::{One, Zero};

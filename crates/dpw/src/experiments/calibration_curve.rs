@@ -34,7 +34,7 @@
 //! exact.
 //!
 //! `calibration = "exact"` (the default): the least noise whose k-fold composition is
-//! certified (ε, δ)-DP, by the general solver ([`composition::accountant::solve`],
+//! certified (ε, δ)-DP, by the general solver ([`composition::accountant::query::solve`],
 //! docs/accountant.md §10) on a SPEC with one `?`: `laplace:scale=?,…`,
 //! `truncated-laplace:epsilon=?,delta=δ₀,…` (θ = 1/ε₀: a larger ε₀ is less private, the
 //! solver takes the direction from the key) and `bounded:family=…,radius=?,…`, each with

@@ -45,8 +45,8 @@ use crate::grid::Grid;
 use crate::manifest::ParamsInput;
 use crate::registry::Kind;
 use crate::table::{Row, Table};
-use composition::accountant::schedule::{accounted, parse_csv, Accounted, MAX_EXACT_LAWS};
-use composition::accountant::spec::{accountant, lower_bound_accountant};
+use composition::accountant::input::schedule::{accounted, parse_csv, Accounted, MAX_EXACT_LAWS};
+use composition::accountant::Composition;
 use composition::accountant::{MechanismKind, MechanismSpec, MAX_COUNT};
 use serde::Deserialize;
 
@@ -549,7 +549,7 @@ impl PrivacyCurve {
                                 m
                             })
                             .collect();
-                        let acc = accountant(&list).map_err(|e| format!("{key}: {}", e.0))?;
+                        let acc = Composition::of(&list).map_err(|e| format!("{key}: {}", e.0))?;
                         match accuracy {
                             Some(a) => acc.with_accuracy(a).map_err(|e| format!("{key}: {e}")),
                             None => Ok(acc),
@@ -620,9 +620,9 @@ impl PrivacyCurve {
             }
             Method::Pld | Method::LowerBound => {
                 let build = if *meth == Method::Pld {
-                    accountant
+                    Composition::of
                 } else {
-                    lower_bound_accountant
+                    Composition::lower_bound
                 };
                 let mut acc =
                     build(std::slice::from_ref(&s)).map_err(|e| format!("{key}: {}", e.0))?;

@@ -1,7 +1,7 @@
 //! Kind `solve_curve`: the value of one parameter, written `?` in a mechanism of the
 //! `dpw account` SPEC language, that meets privacy targets, against the number of uses
 //! (T steps of DP-SGD, k queries): `dpw solve` over a grid, each point the certified pair
-//! of the general solver ([`composition::accountant::solve`], docs/accountant.md §10). The
+//! of the general solver ([`composition::accountant::query::solve`], docs/accountant.md §10). The
 //! inverse of `privacy_curve`; a new figure from a manifest alone.
 //!
 //! ```toml

@@ -27,7 +27,7 @@ use crate::grid::Grid;
 use crate::manifest::ParamsInput;
 use crate::registry::Kind;
 use crate::table::{Row, Table};
-use composition::accountant::{spec::accountant, MechanismSpec};
+use composition::accountant::{Composition, MechanismSpec};
 use densities::tradeoff::gaussian_tradeoff;
 use serde::Deserialize;
 
@@ -263,7 +263,7 @@ impl Job for TradeoffCurve {
                 // The accountant's refusals here are the spec's (a law it cannot resolve,
                 // a loss without variance for the central limit): bad input, named by key.
                 let fail = |e: String| format!("{at}: {}: {e}", spec.text);
-                let mut c = accountant(std::slice::from_ref(spec)).map_err(|e| fail(e.0))?;
+                let mut c = Composition::of(std::slice::from_ref(spec)).map_err(|e| fail(e.0))?;
                 if let Some(a) = self.accuracy {
                     c = c.with_accuracy(a).map_err(|e| fail(e.to_string()))?;
                 }

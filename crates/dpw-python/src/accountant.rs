@@ -30,6 +30,9 @@ fn spec_text(kind: &MechanismKind, pipeline: Pipeline, sensitivity: f64, count: 
             num(*epsilon),
             num(*delta)
         ),
+        MechanismKind::ApproxDp { epsilon, delta } => {
+            format!("approx-dp:epsilon={},delta={}", num(*epsilon), num(*delta))
+        }
         MechanismKind::Bounded { family, radius } => match family {
             BoundedFamily::Power { alpha } => format!(
                 "bounded:family=power,alpha={},radius={}",
@@ -322,6 +325,18 @@ impl Mechanism {
             MechanismKind::TruncatedLaplace { epsilon, delta },
             sensitivity,
         )
+    }
+
+    /// Any (epsilon, delta)-DP mechanism, by its worst-case pair (Kairouz, Oh & Viswanath;
+    /// §2.11): the certified answer for a black box known only by its guarantee, valid
+    /// however the mechanisms of a composition are chosen. No sensitivity: the guarantee
+    /// is the mechanism's own.
+    #[staticmethod]
+    #[pyo3(signature = (epsilon, delta), text_signature = "(epsilon, delta)")]
+    fn approx_dp(epsilon: &Bound<'_, PyAny>, delta: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let epsilon = finite("epsilon", epsilon)?;
+        let delta = finite("delta", delta)?;
+        Self::one(MechanismKind::ApproxDp { epsilon, delta }, None)
     }
 
     /// Bounded noise radius * X, X with density proportional to e^{-f} on (-1, 1), f of

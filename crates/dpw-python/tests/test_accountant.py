@@ -68,6 +68,24 @@ def test_k_fold_randomized_response_epsilon_brackets_the_exact_root(eps0, k, del
     assert ref.rr_delta(b.lower, eps0, k) >= delta * (1 - 1e-9)
 
 
+@pytest.mark.parametrize("eps0,delta0,k", [(0.3, 1e-7, 20), (0.05, 0.0, 500), (1.0, 1e-9, 5)])
+def test_k_approx_dp_black_boxes_hold_the_optimal_composition(eps0, delta0, k):
+    # Kairouz-Oh-Viswanath Thm 3.3: delta_k(eps) = 1 - (1 - delta0)^k (1 - rr_delta(eps)).
+    eps = 0.4 * k * eps0
+    exact = 1 - (1 - delta0) ** k * (1 - ref.rr_delta(eps, eps0, k))
+    m = dpw.Mechanism.approx_dp(eps0, delta0).compose(k)
+    assert m.spec.startswith("approx-dp:epsilon=") and m.spec.endswith(f",count={k}")
+    b = m.delta(eps)
+    assert b.lower <= exact * (1 + 1e-9) and exact * (1 - 1e-9) <= b.upper
+
+
+def test_approx_dp_takes_no_sensitivity():
+    with pytest.raises(ValueError, match="sensitivity does not apply"):
+        dpw.Mechanism("approx-dp:epsilon=1,delta=1e-6,sensitivity=2")
+    with pytest.raises(TypeError):
+        dpw.Mechanism.approx_dp(1.0, 1e-6, sensitivity=2.0)
+
+
 def test_subsampled_gaussian_at_rate_one_is_the_gaussian():
     a = dpw.Mechanism.subsampled_gaussian(sigma=1.2, q=1.0).compose(20).epsilon(1e-6)
     exact = ref.gaussian_epsilon(1e-6, math.sqrt(20) / 1.2)

@@ -164,7 +164,8 @@ pub fn accountant_seconds(spec: &MechanismSpec, accuracy: f64) -> f64 {
         MechanismKind::Gaussian { .. }
         | MechanismKind::Laplace { .. }
         | MechanismKind::RandomizedResponse { .. }
-        | MechanismKind::TruncatedLaplace { .. } => 0.05,
+        | MechanismKind::TruncatedLaplace { .. }
+        | MechanismKind::ApproxDp { .. } => 0.05,
         MechanismKind::Bounded { .. } => 2.0,
         MechanismKind::SubsampledGaussian { .. } | MechanismKind::SubsampledGaussianMix { .. } => {
             1.0

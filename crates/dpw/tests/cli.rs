@@ -831,6 +831,34 @@ fn account_csv_has_the_contract_header_and_one_row_inside_the_exact_bracket() {
     assert!(v[2] / v[0] - 1.0 <= 1e-4 && v[3] >= 0.0);
 }
 
+/// An (ε, δ)-DP black box from the command line: the JSON names its parameters, and the
+/// bracket of k of them holds Kairouz, Oh & Viswanath's optimal composition (closed form,
+/// `composition::dp_delta_approx`).
+#[test]
+fn account_takes_an_approx_dp_black_box_and_holds_the_optimal_composition() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dpw(
+        dir.path(),
+        &[
+            "account",
+            "--mechanism",
+            "approx-dp:epsilon=0.2,delta=1e-8,count=30",
+            "--epsilon",
+            "1.5",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let exact = composition::dp_delta_approx(30, 0.2, 1e-8, 1.5).unwrap();
+    let (lo, hi) = (v["lower"].as_f64().unwrap(), v["upper"].as_f64().unwrap());
+    assert!(lo <= exact && exact <= hi, "{lo} {exact} {hi}");
+    let m = &v["request"]["mechanisms"][0];
+    assert_eq!(m["kind"], "approx-dp");
+    assert_eq!(m["params"]["delta"], 1e-8);
+}
+
 #[test]
 fn account_composes_heterogeneous_lists_and_reports_delta_as_json() {
     let dir = tempfile::tempdir().unwrap();
@@ -863,10 +891,28 @@ fn account_composes_heterogeneous_lists_and_reports_delta_as_json() {
 #[test]
 fn account_refuses_bad_specs_and_questions_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["--mechanism", "gauss:sigma=1", "--delta", "1e-6"],
             "unknown mechanism kind",
+        ),
+        (
+            &[
+                "--mechanism",
+                "approx-dp:epsilon=1,delta=1",
+                "--delta",
+                "1e-6",
+            ],
+            "delta = 1 is outside the allowed range [0, 1)",
+        ),
+        (
+            &[
+                "--mechanism",
+                "approx-dp:epsilon=1,delta=1e-8,sensitivity=2",
+                "--delta",
+                "1e-6",
+            ],
+            "sensitivity does not apply",
         ),
         (
             &["--mechanism", "gaussian:sigma=-1", "--delta", "1e-6"],

@@ -268,6 +268,7 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
                 MechanismKind::RandomizedResponse { .. }
                     | MechanismKind::Laplace { .. }
                     | MechanismKind::TruncatedLaplace { .. }
+                    | MechanismKind::ApproxDp { .. }
             ),
             Method::Concentration => matches!(
                 spec.kind,
@@ -493,7 +494,8 @@ impl PrivacyCurve {
                 let (e0, d0) = match s.kind {
                     MechanismKind::RandomizedResponse { epsilon } => (epsilon, 0.0),
                     MechanismKind::Laplace { scale } => (s.sensitivity / scale, 0.0),
-                    MechanismKind::TruncatedLaplace { epsilon, delta } => (epsilon, delta),
+                    MechanismKind::TruncatedLaplace { epsilon, delta }
+                    | MechanismKind::ApproxDp { epsilon, delta } => (epsilon, delta),
                     _ => unreachable!("validated in prepare"),
                 };
                 let k = s.count;

@@ -7,6 +7,7 @@
 //! | `laplace` | `scale` | [`ClippedLaplaceLaw::laplace`] with ε₀ = sensitivity/b (§2.2) |
 //! | `rr` | `epsilon` | [`DiscreteLaw::randomized_response`] (§2.4) |
 //! | `truncated-laplace` | `epsilon`, `delta` | [`ClippedLaplaceLaw::truncated_laplace`] (§2.3) |
+//! | `approx-dp` | `epsilon`, `delta` | [`DiscreteLaw::approx_dp`]: any (ε, δ)-DP black box (§2.11) |
 //! | `bounded` | `family` (`power` with `alpha`, or `exp`), `radius` | [`BoundedNoiseLaw`] (§2.5) |
 //! | `subsampled-gaussian` | `sigma`, `q` | [`SubsampledLaw`], Poisson rate q, both directions (§2.6) |
 //! | `subsampled-laplace` | `scale`, `q` | [`SubsampledLaw`], Poisson rate q, both directions (§2.6) |
@@ -66,6 +67,14 @@ pub enum MechanismKind {
     RandomizedResponse {
         /// ε₀ ∈ [1e-8, 700].
         epsilon: f64,
+    },
+    /// Any (`epsilon`, `delta`)-DP mechanism, by its worst-case pair (docs/accountant.md
+    /// §2.11).
+    ApproxDp {
+        /// ε₀ ∈ [1e-8, 700].
+        epsilon: f64,
+        /// δ₀ ∈ [0, 1).
+        delta: f64,
     },
     /// The truncated Laplacian calibrated to (`epsilon`, `delta`).
     TruncatedLaplace {
@@ -202,7 +211,8 @@ pub struct MechanismSpec {
 }
 
 const KINDS: &str =
-    "gaussian, laplace, rr, truncated-laplace, bounded, subsampled-gaussian, subsampled-laplace";
+    "gaussian, laplace, rr, truncated-laplace, approx-dp, bounded, subsampled-gaussian, \
+     subsampled-laplace";
 
 /// The keys of a kind besides `sensitivity` and `count` (`None`: no such kind).
 pub fn kind_keys(kind: &str) -> Option<&'static [&'static str]> {
@@ -211,6 +221,7 @@ pub fn kind_keys(kind: &str) -> Option<&'static [&'static str]> {
         "laplace" => &["scale", "group"],
         "rr" => &["epsilon"],
         "truncated-laplace" => &["epsilon", "delta"],
+        "approx-dp" => &["epsilon", "delta"],
         "bounded" => &["family", "alpha", "radius", "group"],
         "subsampled-gaussian" => &[
             "sigma",
@@ -563,6 +574,26 @@ impl std::str::FromStr for MechanismSpec {
             "rr" => MechanismKind::RandomizedResponse {
                 epsilon: epsilon()?,
             },
+            "approx-dp" => {
+                if get("sensitivity").is_some() {
+                    return Err(SpecError(format!(
+                        "{kind}: sensitivity does not apply (an (epsilon, delta)-DP black box \
+                         carries its own guarantee)"
+                    )));
+                }
+                MechanismKind::ApproxDp {
+                    epsilon: epsilon()?,
+                    delta: {
+                        let d = need("delta")?;
+                        if !(0.0..1.0).contains(&d) {
+                            return Err(SpecError(format!(
+                                "{kind}: delta = {d} is outside the allowed range [0, 1)"
+                            )));
+                        }
+                        d
+                    },
+                }
+            }
             "truncated-laplace" => MechanismKind::TruncatedLaplace {
                 epsilon: epsilon()?,
                 delta: {
@@ -738,6 +769,10 @@ impl MechanismSpec {
                 DiscreteLaw::randomized_response(epsilon)
                     .map_err(|_| wrap("epsilon", "[1e-8, 700]", epsilon))?,
             ),
+            MechanismKind::ApproxDp { epsilon, delta } => Box::new(
+                DiscreteLaw::approx_dp(epsilon, delta)
+                    .map_err(|_| wrap("epsilon", "[1e-8, 700] with delta in [0, 1)", epsilon))?,
+            ),
             MechanismKind::TruncatedLaplace { epsilon, delta } => Box::new(
                 ClippedLaplaceLaw::truncated_laplace(epsilon, delta, s)
                     .map_err(|_| wrap("epsilon", "[1e-8, 700] with delta in (0, 1)", epsilon))?,
@@ -894,6 +929,7 @@ impl MechanismSpec {
             MechanismKind::Laplace { .. } => "laplace",
             MechanismKind::RandomizedResponse { .. } => "rr",
             MechanismKind::TruncatedLaplace { .. } => "truncated-laplace",
+            MechanismKind::ApproxDp { .. } => "approx-dp",
             MechanismKind::Bounded { .. } => "bounded",
             MechanismKind::SubsampledGaussian { .. } => "subsampled-gaussian",
             MechanismKind::SubsampledLaplace { .. } => "subsampled-laplace",

@@ -121,6 +121,10 @@ impl std::error::Error for SolveError {}
 fn ignored_key(kind: &str, key: &str) -> Option<&'static str> {
     match (kind, key) {
         ("rr", "sensitivity") => Some("randomized response's loss depends on its epsilon alone"),
+        ("approx-dp", "sensitivity") => Some(
+            "an (epsilon, delta)-DP black box carries its own guarantee: its loss depends on \
+             epsilon and delta alone",
+        ),
         ("truncated-laplace", "sensitivity") => Some(
             "the truncated Laplacian is calibrated to the sensitivity it is applied at: its \
              loss depends on epsilon and delta alone",

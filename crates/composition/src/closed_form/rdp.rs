@@ -89,10 +89,37 @@ pub fn subsampled_gaussian_rdp(q: f64, sigma: f64, alpha: u32) -> Result<f64> {
 /// assert!(e > 6.2 && e < subsampled_gaussian_epsilon_classical(0.01, 1.0, 10_000, 1e-5).unwrap());
 /// ```
 pub fn subsampled_gaussian_epsilon(q: f64, sigma: f64, steps: u64, delta: f64) -> Result<f64> {
-    min_over_orders(q, sigma, steps, delta, |a| {
+    min_over_orders(q, sigma, steps, delta, balle_conversion(delta))
+}
+
+/// Whether [`subsampled_gaussian_epsilon`] is at most `epsilon ≥ 0`: the same bound of each
+/// order, in the same order, stopping at the first at most `epsilon` (the minimum is at
+/// most `epsilon` iff some order's bound is). A bisection on σ asks only this, and a σ
+/// that meets is settled at the optimal order, a few dozen of the 255 (fig23's RDP rows).
+pub fn subsampled_gaussian_epsilon_at_most(
+    q: f64,
+    sigma: f64,
+    steps: u64,
+    delta: f64,
+    epsilon: f64,
+) -> Result<bool> {
+    if epsilon.is_nan() || epsilon < 0.0 {
+        return Err(out_of_range("epsilon", epsilon, "[0, inf)"));
+    }
+    let mut within = false;
+    orders_until(q, sigma, steps, delta, balle_conversion(delta), |v| {
+        within = v <= epsilon;
+        within
+    })?;
+    Ok(within)
+}
+
+/// The conversion of Balle et al. (2020, Theorem 21) at order α.
+fn balle_conversion(delta: f64) -> impl Fn(u32) -> f64 {
+    move |a| {
         let a = a as f64;
         ((a - 1.0) / a).ln() - (delta.ln() + a.ln()) / (a - 1.0)
-    })
+    }
 }
 
 /// As [`subsampled_gaussian_epsilon`] with the classical conversion
@@ -116,18 +143,37 @@ fn min_over_orders(
     delta: f64,
     conversion: impl Fn(u32) -> f64,
 ) -> Result<f64> {
+    let mut best = f64::INFINITY;
+    orders_until(q, sigma, steps, delta, conversion, |v| {
+        best = best.min(v);
+        false
+    })?;
+    Ok(best.max(0.0))
+}
+
+/// `T·ε_α + conversion(α)` for the orders 2..=256 in turn, each given to `done` until it
+/// says so.
+fn orders_until(
+    q: f64,
+    sigma: f64,
+    steps: u64,
+    delta: f64,
+    conversion: impl Fn(u32) -> f64,
+    mut done: impl FnMut(f64) -> bool,
+) -> Result<()> {
     if !(delta > 0.0 && delta < 1.0) {
         return Err(out_of_range("delta", delta, "(0, 1)"));
     }
     if steps == 0 {
         return Err(out_of_range("steps", 0.0, "[1, inf)"));
     }
-    let mut best = f64::INFINITY;
     for alpha in 2..=256u32 {
         let r = subsampled_gaussian_rdp(q, sigma, alpha)?;
-        best = best.min(steps as f64 * r + conversion(alpha));
+        if done(steps as f64 * r + conversion(alpha)) {
+            break;
+        }
     }
-    Ok(best.max(0.0))
+    Ok(())
 }
 
 /// Orders of the certified schedule bound: every integer from 2 to 64 ([`BASE_ORDERS`]),
@@ -524,7 +570,10 @@ mod certified_tests {
 
 #[cfg(test)]
 mod table_tests {
-    use super::{ln_choose, ln_choose_row, subsampled_gaussian_rdp, TABLED_ORDERS};
+    use super::{
+        ln_choose, ln_choose_row, subsampled_gaussian_epsilon, subsampled_gaussian_epsilon_at_most,
+        subsampled_gaussian_rdp, TABLED_ORDERS,
+    };
 
     /// The divergence as it was computed before the table: every `ln C(α, k)` summed anew.
     fn rdp_untabled(q: f64, sigma: f64, alpha: u32) -> f64 {
@@ -572,5 +621,30 @@ mod table_tests {
                 }
             }
         }
+    }
+
+    /// The early-stopping comparison says what the minimum over the orders says, at ε
+    /// above, below and exactly at it (and at 0), and refuses what it refuses.
+    #[test]
+    fn at_most_is_the_minimum_compared() {
+        for &q in &[1e-3, 0.01, 0.1, 1.0] {
+            for &sigma in &[0.3, 0.6, 1.0, 3.0, 30.0] {
+                for &t in &[1, 100, 100_000] {
+                    for &delta in &[1e-5, 1e-10] {
+                        let e = subsampled_gaussian_epsilon(q, sigma, t, delta).unwrap();
+                        let below = f64::from_bits(e.to_bits().saturating_sub(1));
+                        for eps in [0.0, below, e, e * (1.0 + 1e-15), 2.0 * e + 1.0, 8.0] {
+                            let got = subsampled_gaussian_epsilon_at_most(q, sigma, t, delta, eps)
+                                .unwrap();
+                            assert_eq!(got, e <= eps, "q {q} sigma {sigma} T {t} eps {eps} vs {e}");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(subsampled_gaussian_epsilon_at_most(0.0, 1.0, 10, 1e-5, 1.0).is_err());
+        assert!(subsampled_gaussian_epsilon_at_most(0.1, 1.0, 0, 1e-5, 1.0).is_err());
+        assert!(subsampled_gaussian_epsilon_at_most(0.1, 1.0, 10, 1.0, 1.0).is_err());
+        assert!(subsampled_gaussian_epsilon_at_most(0.1, 1.0, 10, 1e-5, f64::NAN).is_err());
     }
 }

@@ -419,7 +419,16 @@ fn rdp_sigma(spec: &MechanismSpec, epsilon: f64, delta: f64) -> Result<f64, Stri
         composition::rdp::subsampled_gaussian_epsilon(q, sigma / s, spec.count, delta)
             .map_err(|e| e.to_string())
     };
-    let meets = |sigma: f64| eps_at(sigma).map(|e| e <= epsilon);
+    let meets = |sigma: f64| {
+        composition::rdp::subsampled_gaussian_epsilon_at_most(
+            q,
+            sigma / s,
+            spec.count,
+            delta,
+            epsilon,
+        )
+        .map_err(|e| e.to_string())
+    };
     let (mut lo, mut hi) = (s, s);
     let (floor, ceil) = (s * 1e-6, s * 1e8);
     while !meets(hi)? {

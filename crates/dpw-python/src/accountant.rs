@@ -24,6 +24,9 @@ fn spec_text(kind: &MechanismKind, pipeline: Pipeline, sensitivity: f64, count: 
     let mut s = match kind {
         MechanismKind::Gaussian { sigma } => format!("gaussian:sigma={}", num(*sigma)),
         MechanismKind::Laplace { scale } => format!("laplace:scale={}", num(*scale)),
+        MechanismKind::DiscreteLaplace { scale } => {
+            format!("discrete-laplace:scale={}", num(*scale))
+        }
         MechanismKind::RandomizedResponse { epsilon } => format!("rr:epsilon={}", num(*epsilon)),
         MechanismKind::TruncatedLaplace { epsilon, delta } => format!(
             "truncated-laplace:epsilon={},delta={}",
@@ -298,6 +301,18 @@ impl Mechanism {
     fn laplace(scale: &Bound<'_, PyAny>, sensitivity: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let scale = finite("scale", scale)?;
         Self::one(MechanismKind::Laplace { scale }, sensitivity)
+    }
+
+    /// Discrete Laplace noise P(x) proportional to exp(-|x|/scale) on the integers, at an
+    /// integer sensitivity (§2.12).
+    #[staticmethod]
+    #[pyo3(signature = (scale, *, sensitivity=None), text_signature = "(scale, *, sensitivity=1)")]
+    fn discrete_laplace(
+        scale: &Bound<'_, PyAny>,
+        sensitivity: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let scale = finite("scale", scale)?;
+        Self::one(MechanismKind::DiscreteLaplace { scale }, sensitivity)
     }
 
     /// Binary randomized response with parameter epsilon (§2.4).

@@ -79,6 +79,23 @@ def test_k_approx_dp_black_boxes_hold_the_optimal_composition(eps0, delta0, k):
     assert b.lower <= exact * (1 + 1e-9) and exact * (1 - 1e-9) <= b.upper
 
 
+@pytest.mark.parametrize("scale,k", [(1.0, 50), (4.0, 400)])
+def test_discrete_laplace_at_sensitivity_one_is_randomized_response(scale, k):
+    # The loss of discrete Laplace noise at sensitivity 1 is +-1/scale, as randomized
+    # response's with eps0 = 1/scale: the binomial sum is its exact delta.
+    eps = 0.3 * k / scale
+    exact = ref.rr_delta(eps, 1.0 / scale, k)
+    b = dpw.Mechanism.discrete_laplace(scale).compose(k).delta(eps)
+    assert b.lower <= exact * (1 + 1e-9) and exact * (1 - 1e-9) <= b.upper
+
+
+def test_discrete_laplace_needs_an_integer_sensitivity():
+    with pytest.raises(ValueError, match="sensitivity"):
+        dpw.Mechanism.discrete_laplace(2.0, sensitivity=1.5)
+    m = dpw.Mechanism.discrete_laplace(2.0, sensitivity=3)
+    assert m.epsilon(1e-6).upper > 0
+
+
 def test_approx_dp_takes_no_sensitivity():
     with pytest.raises(ValueError, match="sensitivity does not apply"):
         dpw.Mechanism("approx-dp:epsilon=1,delta=1e-6,sensitivity=2")

@@ -163,6 +163,7 @@ pub fn accountant_seconds(spec: &MechanismSpec, accuracy: f64) -> f64 {
     let at_1e3 = match spec.kind {
         MechanismKind::Gaussian { .. }
         | MechanismKind::Laplace { .. }
+        | MechanismKind::DiscreteLaplace { .. }
         | MechanismKind::RandomizedResponse { .. }
         | MechanismKind::TruncatedLaplace { .. }
         | MechanismKind::ApproxDp { .. } => 0.05,

@@ -856,7 +856,7 @@ fn account_takes_an_approx_dp_black_box_and_holds_the_optimal_composition() {
     assert!(lo <= exact && exact <= hi, "{lo} {exact} {hi}");
     let m = &v["request"]["mechanisms"][0];
     assert_eq!(m["kind"], "approx-dp");
-    assert_eq!(m["params"]["delta"], 1e-8);
+    assert_eq!(m["delta"], 1e-8);
 }
 
 #[test]
@@ -891,7 +891,16 @@ fn account_composes_heterogeneous_lists_and_reports_delta_as_json() {
 #[test]
 fn account_refuses_bad_specs_and_questions_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 9] = [
+        (
+            &[
+                "--mechanism",
+                "discrete-laplace:scale=1,sensitivity=1.5",
+                "--delta",
+                "1e-6",
+            ],
+            "sensitivity = 1.5 is outside the allowed range: an integer",
+        ),
         (
             &["--mechanism", "gauss:sigma=1", "--delta", "1e-6"],
             "unknown mechanism kind",

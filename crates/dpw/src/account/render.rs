@@ -128,7 +128,9 @@ fn kind_params(m: &MechanismSpec) -> serde_json::Value {
     use serde_json::json;
     match &m.kind {
         MechanismKind::Gaussian { sigma } => json!({ "sigma": sigma }),
-        MechanismKind::Laplace { scale } => json!({ "scale": scale }),
+        MechanismKind::Laplace { scale } | MechanismKind::DiscreteLaplace { scale } => {
+            json!({ "scale": scale })
+        }
         MechanismKind::RandomizedResponse { epsilon } => json!({ "epsilon": epsilon }),
         MechanismKind::TruncatedLaplace { epsilon, delta }
         | MechanismKind::ApproxDp { epsilon, delta } => {

@@ -7,6 +7,7 @@
 //! | `laplace` | `scale` | [`ClippedLaplaceLaw::laplace`] with ε₀ = sensitivity/b (§2.2) |
 //! | `rr` | `epsilon` | [`DiscreteLaw::randomized_response`] (§2.4) |
 //! | `truncated-laplace` | `epsilon`, `delta` | [`ClippedLaplaceLaw::truncated_laplace`] (§2.3) |
+//! | `discrete-laplace` | `scale` | [`DiscreteLaw::discrete_laplace`], `P(x) ∝ e^{−|x|/b}` on the integers, integer sensitivity (§2.12) |
 //! | `approx-dp` | `epsilon`, `delta` | [`DiscreteLaw::approx_dp`]: any (ε, δ)-DP black box (§2.11) |
 //! | `bounded` | `family` (`power` with `alpha`, or `exp`), `radius` | [`BoundedNoiseLaw`] (§2.5) |
 //! | `subsampled-gaussian` | `sigma`, `q` | [`SubsampledLaw`], Poisson rate q, both directions (§2.6) |
@@ -22,6 +23,7 @@
 //! they may stand in for `q = batch/n`) and `steps` (of a balls-in-bins epoch).
 
 use crate::accountant::core::answer::MAX_COUNT;
+use crate::accountant::laws::discrete::{discrete_laplace_rate, MAX_DISCRETE_SENSITIVITY};
 use crate::accountant::laws::{
     BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, LossLaw,
 };
@@ -67,6 +69,12 @@ pub enum MechanismKind {
     RandomizedResponse {
         /// ε₀ ∈ [1e-8, 700].
         epsilon: f64,
+    },
+    /// Discrete Laplace noise `P(x) ∝ e^{−|x|/scale}` on the integers (integer
+    /// sensitivity; docs/accountant.md §2.12).
+    DiscreteLaplace {
+        /// b > 0.
+        scale: f64,
     },
     /// Any (`epsilon`, `delta`)-DP mechanism, by its worst-case pair (docs/accountant.md
     /// §2.11).
@@ -211,8 +219,8 @@ pub struct MechanismSpec {
 }
 
 const KINDS: &str =
-    "gaussian, laplace, rr, truncated-laplace, approx-dp, bounded, subsampled-gaussian, \
-     subsampled-laplace";
+    "gaussian, laplace, discrete-laplace, rr, truncated-laplace, approx-dp, bounded, \
+     subsampled-gaussian, subsampled-laplace";
 
 /// The keys of a kind besides `sensitivity` and `count` (`None`: no such kind).
 pub fn kind_keys(kind: &str) -> Option<&'static [&'static str]> {
@@ -222,6 +230,7 @@ pub fn kind_keys(kind: &str) -> Option<&'static [&'static str]> {
         "rr" => &["epsilon"],
         "truncated-laplace" => &["epsilon", "delta"],
         "approx-dp" => &["epsilon", "delta"],
+        "discrete-laplace" => &["scale", "group"],
         "bounded" => &["family", "alpha", "radius", "group"],
         "subsampled-gaussian" => &[
             "sigma",
@@ -574,6 +583,22 @@ impl std::str::FromStr for MechanismSpec {
             "rr" => MechanismKind::RandomizedResponse {
                 epsilon: epsilon()?,
             },
+            "discrete-laplace" => {
+                // The noise lives on the integers: a whole number of steps, and few
+                // enough that the law's s + 1 atoms stay a list.
+                let s = sensitivity * pipeline.group as f64;
+                if !(sensitivity.fract() == 0.0
+                    && (1.0..=MAX_DISCRETE_SENSITIVITY as f64).contains(&s))
+                {
+                    return Err(SpecError(format!(
+                        "{kind}: sensitivity = {sensitivity} is outside the allowed range: an \
+                         integer in [1, 1e5] (times the group)"
+                    )));
+                }
+                MechanismKind::DiscreteLaplace {
+                    scale: pos("scale")?,
+                }
+            }
             "approx-dp" => {
                 if get("sensitivity").is_some() {
                     return Err(SpecError(format!(
@@ -785,6 +810,13 @@ impl MechanismSpec {
                 DiscreteLaw::randomized_response(epsilon)
                     .map_err(|_| wrap("epsilon", "[1e-8, 700]", epsilon))?,
             ),
+            MechanismKind::DiscreteLaplace { scale } => {
+                let (t, s) = self.discrete_laplace_rate(true)?;
+                Box::new(
+                    DiscreteLaw::discrete_laplace(t, s)
+                        .map_err(|_| wrap("sensitivity/scale", "(0, 700]", s as f64 / scale))?,
+                )
+            }
             MechanismKind::ApproxDp { epsilon, delta } => Box::new(
                 DiscreteLaw::approx_dp(epsilon, delta)
                     .map_err(|_| wrap("epsilon", "[1e-8, 700] with delta in [0, 1)", epsilon))?,
@@ -860,12 +892,46 @@ impl MechanismSpec {
         if let Some(l) = self.fixed_replace_one_lower()? {
             return Ok(Some(l));
         }
+        if let MechanismKind::DiscreteLaplace { scale } = self.kind {
+            // The rate rounded down: more noise, a dominated pair (§2.12); the same law
+            // when 1/b has few enough bits to be the rate itself.
+            let (up, _) = self.discrete_laplace_rate(true)?;
+            let (down, s) = self.discrete_laplace_rate(false)?;
+            if down == up {
+                return Ok(None);
+            }
+            let law = DiscreteLaw::discrete_laplace(down, s).map_err(|_| {
+                SpecError(format!(
+                    "discrete-laplace: sensitivity/scale = {:e} is outside the supported \
+                     range (0, 700]",
+                    s as f64 / scale
+                ))
+            })?;
+            return Ok(Some((Box::new(law), None)));
+        }
         Ok(self.allocation_laws()?.map(|l| -> Laws {
             (
                 Box::new(l.remove_lower.clone()),
                 Some(Box::new(l.add_lower.clone())),
             )
         }))
+    }
+
+    /// The discrete Laplace mechanism's rate `t` bounding `1/scale` on the side asked, with
+    /// its integer shift `s` (sensitivity times group): [`discrete_laplace_rate`].
+    fn discrete_laplace_rate(&self, up: bool) -> Result<(f64, u64), SpecError> {
+        let MechanismKind::DiscreteLaplace { scale } = self.kind else {
+            return Err(SpecError(format!("{}: not a discrete Laplace", self.text)));
+        };
+        let s = self.sensitivity as u64 * self.pipeline.group as u64;
+        discrete_laplace_rate(scale, s, up)
+            .map(|t| (t, s))
+            .ok_or_else(|| {
+                SpecError(format!(
+                    "discrete-laplace: 1/scale = {:e} is outside the supported range [1e-8, 700]",
+                    1.0 / scale
+                ))
+            })
     }
 
     /// A fixed-size batch under replace-one (§2.7, "Adaptive order"): its two orders,
@@ -946,6 +1012,7 @@ impl MechanismSpec {
             MechanismKind::RandomizedResponse { .. } => "rr",
             MechanismKind::TruncatedLaplace { .. } => "truncated-laplace",
             MechanismKind::ApproxDp { .. } => "approx-dp",
+            MechanismKind::DiscreteLaplace { .. } => "discrete-laplace",
             MechanismKind::Bounded { .. } => "bounded",
             MechanismKind::SubsampledGaussian { .. } => "subsampled-gaussian",
             MechanismKind::SubsampledLaplace { .. } => "subsampled-laplace",

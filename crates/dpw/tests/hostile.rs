@@ -511,6 +511,16 @@ fn spec_string(rng: &mut impl Rng) -> String {
         format!("rr:epsilon={}", mix(rng, &good, &bad)),
         format!("rr:epsilon={}", pick(rng, &["69.93", "700", "1e-8"])),
         format!(
+            "discrete-laplace:scale={},sensitivity={}",
+            mix(rng, &good, &bad),
+            mix(rng, &["1", "3", "100"], &["1.5", "0", "2e5", "nan"])
+        ),
+        format!(
+            "approx-dp:epsilon={},delta={}",
+            mix(rng, &good, &bad),
+            mix(rng, &["1e-6", "0"], &["1", "-1", "nan"])
+        ),
+        format!(
             "truncated-laplace:epsilon={},delta={}",
             mix(rng, &good, &bad),
             mix(rng, &["1e-6", "0.01"], &["0.5", "0", "1", "nan"])

@@ -27,6 +27,9 @@ fn spec_text(kind: &MechanismKind, pipeline: Pipeline, sensitivity: f64, count: 
         MechanismKind::DiscreteLaplace { scale } => {
             format!("discrete-laplace:scale={}", num(*scale))
         }
+        MechanismKind::DiscreteGaussian { sigma } => {
+            format!("discrete-gaussian:sigma={}", num(*sigma))
+        }
         MechanismKind::RandomizedResponse { epsilon } => format!("rr:epsilon={}", num(*epsilon)),
         MechanismKind::TruncatedLaplace { epsilon, delta } => format!(
             "truncated-laplace:epsilon={},delta={}",
@@ -313,6 +316,18 @@ impl Mechanism {
     ) -> PyResult<Self> {
         let scale = finite("scale", scale)?;
         Self::one(MechanismKind::DiscreteLaplace { scale }, sensitivity)
+    }
+
+    /// Discrete Gaussian noise P(x) proportional to exp(-x^2/(2 sigma^2)) on the integers,
+    /// at an integer sensitivity (§2.13).
+    #[staticmethod]
+    #[pyo3(signature = (sigma, *, sensitivity=None), text_signature = "(sigma, *, sensitivity=1)")]
+    fn discrete_gaussian(
+        sigma: &Bound<'_, PyAny>,
+        sensitivity: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let sigma = finite("sigma", sigma)?;
+        Self::one(MechanismKind::DiscreteGaussian { sigma }, sensitivity)
     }
 
     /// Binary randomized response with parameter epsilon (§2.4).

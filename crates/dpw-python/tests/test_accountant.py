@@ -96,6 +96,17 @@ def test_discrete_laplace_needs_an_integer_sensitivity():
     assert m.epsilon(1e-6).upper > 0
 
 
+def test_discrete_gaussian_one_use_is_the_sum_over_the_integers():
+    sigma, eps = 1.5, 0.4
+    xs = range(-80, 81)
+    w = [math.exp(-x * x / (2 * sigma * sigma)) for x in xs]
+    z = math.fsum(w)
+    loss = [(1 - 2 * x) / (2 * sigma * sigma) for x in xs]
+    exact = math.fsum(p / z * max(0.0, 1 - math.exp(eps - l)) for p, l in zip(w, loss))
+    b = dpw.Mechanism.discrete_gaussian(sigma).delta(eps)
+    assert b.lower <= exact * (1 + 1e-9) and exact * (1 - 1e-9) <= b.upper
+
+
 def test_approx_dp_takes_no_sensitivity():
     with pytest.raises(ValueError, match="sensitivity does not apply"):
         dpw.Mechanism("approx-dp:epsilon=1,delta=1e-6,sensitivity=2")

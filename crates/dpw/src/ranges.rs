@@ -164,6 +164,7 @@ pub fn accountant_seconds(spec: &MechanismSpec, accuracy: f64) -> f64 {
         MechanismKind::Gaussian { .. }
         | MechanismKind::Laplace { .. }
         | MechanismKind::DiscreteLaplace { .. }
+        | MechanismKind::DiscreteGaussian { .. }
         | MechanismKind::RandomizedResponse { .. }
         | MechanismKind::TruncatedLaplace { .. }
         | MechanismKind::ApproxDp { .. } => 0.05,

@@ -516,6 +516,11 @@ fn spec_string(rng: &mut impl Rng) -> String {
             mix(rng, &["1", "3", "100"], &["1.5", "0", "2e5", "nan"])
         ),
         format!(
+            "discrete-gaussian:sigma={},sensitivity={}",
+            mix(rng, &["0.5", "1", "30", "1e4"], &bad),
+            mix(rng, &["1", "2"], &["1.5", "0", "1e3", "nan"])
+        ),
+        format!(
             "approx-dp:epsilon={},delta={}",
             mix(rng, &good, &bad),
             mix(rng, &["1e-6", "0"], &["1", "-1", "nan"])

@@ -127,7 +127,9 @@ fn params(m: &MechanismSpec) -> serde_json::Value {
 fn kind_params(m: &MechanismSpec) -> serde_json::Value {
     use serde_json::json;
     match &m.kind {
-        MechanismKind::Gaussian { sigma } => json!({ "sigma": sigma }),
+        MechanismKind::Gaussian { sigma } | MechanismKind::DiscreteGaussian { sigma } => {
+            json!({ "sigma": sigma })
+        }
         MechanismKind::Laplace { scale } | MechanismKind::DiscreteLaplace { scale } => {
             json!({ "scale": scale })
         }

@@ -547,6 +547,14 @@ impl Lattice {
             ln_inf = raised(log_add(ln_inf, capped + infl), 4.0);
         }
         let lowest = dense.entries.iter().map(|e| e.0).min();
+        // A law's own bounds on its atoms' errors (the defaults: the cells' own bound,
+        // exact positions), each taken to the side of δ growing.
+        let atom_infl = if law.mass_rel_err() > CELL_REL_ERR {
+            law.mass_rel_err().ln_1p()
+        } else {
+            infl
+        };
+        let up_err = law.atom_position_err();
         for (x, p) in law.atoms() {
             if p.is_nan() || p <= 0.0 {
                 continue;
@@ -554,12 +562,12 @@ impl Lattice {
             // A negligible atom far below the kept range is moved up to its lowest point
             // (δ can only grow), so that it does not stretch the grid.
             if let Some(lo_idx) = lowest {
-                if p.ln() < ln_tail && x < lo_idx as f64 * d {
-                    dense.push(lo_idx, raised(p.ln() + infl, 2.0));
+                if p.ln() < ln_tail && x + up_err < lo_idx as f64 * d {
+                    dense.push(lo_idx, raised(p.ln() + atom_infl, 2.0));
                     continue;
                 }
             }
-            dense.split_atom(x, 0.0, p.ln(), d, ln_dm, infl)?;
+            dense.split_atom(x, up_err, p.ln(), d, ln_dm, atom_infl)?;
         }
         dense.finish(d, ln_inf, max_len)
     }
@@ -639,17 +647,27 @@ impl Lattice {
                     .map(|a| a.0),
             )
             .fold(f64::INFINITY, f64::min);
+        let atom_defl = if law.mass_rel_err() > CELL_REL_ERR {
+            (-law.mass_rel_err()).ln_1p()
+        } else {
+            defl
+        };
+        let down_err = if law.atom_position_err() > 0.0 {
+            -law.atom_position_err()
+        } else {
+            0.0
+        };
         for (x, p) in atoms {
             // Negligible atoms far below the kept range are dropped (δ can only shrink).
             if p > 0.0 && !(p.ln() < ln_tail && x < lowest) {
-                items.push((x, 0.0, lowered(p.ln() + defl, 2.0)));
+                items.push((x, down_err, lowered(p.ln() + atom_defl, 2.0)));
             }
         }
         items.sort_by(|u, v| v.0.total_cmp(&u.0));
         pour(
             items,
             d,
-            lowered(law.ln_inf_mass() + defl, 2.0),
+            lowered(law.ln_inf_mass_lower() + defl, 2.0),
             max_len,
             uses,
         )

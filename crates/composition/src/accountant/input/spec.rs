@@ -8,6 +8,7 @@
 //! | `rr` | `epsilon` | [`DiscreteLaw::randomized_response`] (§2.4) |
 //! | `truncated-laplace` | `epsilon`, `delta` | [`ClippedLaplaceLaw::truncated_laplace`] (§2.3) |
 //! | `discrete-laplace` | `scale` | [`DiscreteLaw::discrete_laplace`], `P(x) ∝ e^{−|x|/b}` on the integers, integer sensitivity (§2.12) |
+//! | `discrete-gaussian` | `sigma` | [`DiscreteGaussianLaw`], `P(x) ∝ e^{−x²/2σ²}` on the integers, integer sensitivity (§2.13) |
 //! | `approx-dp` | `epsilon`, `delta` | [`DiscreteLaw::approx_dp`]: any (ε, δ)-DP black box (§2.11) |
 //! | `bounded` | `family` (`power` with `alpha`, or `exp`), `radius` | [`BoundedNoiseLaw`] (§2.5) |
 //! | `subsampled-gaussian` | `sigma`, `q` | [`SubsampledLaw`], Poisson rate q, both directions (§2.6) |
@@ -25,7 +26,7 @@
 use crate::accountant::core::answer::MAX_COUNT;
 use crate::accountant::laws::discrete::{discrete_laplace_rate, MAX_DISCRETE_SENSITIVITY};
 use crate::accountant::laws::{
-    BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteLaw, GaussianLaw, LossLaw,
+    BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteGaussianLaw, DiscreteLaw, GaussianLaw, LossLaw,
 };
 use crate::accountant::sampling::allocation::{epoch_laws, EpochGrid, EpochLaws};
 use crate::accountant::sampling::max_statistic::MaxStatisticLaw;
@@ -75,6 +76,12 @@ pub enum MechanismKind {
     DiscreteLaplace {
         /// b > 0.
         scale: f64,
+    },
+    /// Discrete Gaussian noise `P(x) ∝ e^{−x²/2σ²}` on the integers (integer sensitivity;
+    /// docs/accountant.md §2.13).
+    DiscreteGaussian {
+        /// σ ∈ [0.5, 1e4].
+        sigma: f64,
     },
     /// Any (`epsilon`, `delta`)-DP mechanism, by its worst-case pair (docs/accountant.md
     /// §2.11).
@@ -219,7 +226,7 @@ pub struct MechanismSpec {
 }
 
 const KINDS: &str =
-    "gaussian, laplace, discrete-laplace, rr, truncated-laplace, approx-dp, bounded, \
+    "gaussian, laplace, discrete-laplace, discrete-gaussian, rr, truncated-laplace, approx-dp, bounded, \
      subsampled-gaussian, subsampled-laplace";
 
 /// The keys of a kind besides `sensitivity` and `count` (`None`: no such kind).
@@ -231,6 +238,7 @@ pub fn kind_keys(kind: &str) -> Option<&'static [&'static str]> {
         "truncated-laplace" => &["epsilon", "delta"],
         "approx-dp" => &["epsilon", "delta"],
         "discrete-laplace" => &["scale", "group"],
+        "discrete-gaussian" => &["sigma", "group"],
         "bounded" => &["family", "alpha", "radius", "group"],
         "subsampled-gaussian" => &[
             "sigma",
@@ -583,7 +591,7 @@ impl std::str::FromStr for MechanismSpec {
             "rr" => MechanismKind::RandomizedResponse {
                 epsilon: epsilon()?,
             },
-            "discrete-laplace" => {
+            "discrete-laplace" | "discrete-gaussian" => {
                 // The noise lives on the integers: a whole number of steps, and few
                 // enough that the law's s + 1 atoms stay a list.
                 let s = sensitivity * pipeline.group as f64;
@@ -595,8 +603,14 @@ impl std::str::FromStr for MechanismSpec {
                          integer in [1, 1e5] (times the group)"
                     )));
                 }
-                MechanismKind::DiscreteLaplace {
-                    scale: pos("scale")?,
+                if kind == "discrete-laplace" {
+                    MechanismKind::DiscreteLaplace {
+                        scale: pos("scale")?,
+                    }
+                } else {
+                    MechanismKind::DiscreteGaussian {
+                        sigma: pos("sigma")?,
+                    }
                 }
             }
             "approx-dp" => {
@@ -817,6 +831,13 @@ impl MechanismSpec {
                         .map_err(|_| wrap("sensitivity/scale", "(0, 700]", s as f64 / scale))?,
                 )
             }
+            MechanismKind::DiscreteGaussian { sigma } => {
+                let s = self.sensitivity as u64 * g as u64;
+                Box::new(
+                    DiscreteGaussianLaw::new(sigma, s)
+                        .map_err(|e| SpecError(format!("{kind}: {e}")))?,
+                )
+            }
             MechanismKind::ApproxDp { epsilon, delta } => Box::new(
                 DiscreteLaw::approx_dp(epsilon, delta)
                     .map_err(|_| wrap("epsilon", "[1e-8, 700] with delta in [0, 1)", epsilon))?,
@@ -1013,6 +1034,7 @@ impl MechanismSpec {
             MechanismKind::TruncatedLaplace { .. } => "truncated-laplace",
             MechanismKind::ApproxDp { .. } => "approx-dp",
             MechanismKind::DiscreteLaplace { .. } => "discrete-laplace",
+            MechanismKind::DiscreteGaussian { .. } => "discrete-gaussian",
             MechanismKind::Bounded { .. } => "bounded",
             MechanismKind::SubsampledGaussian { .. } => "subsampled-gaussian",
             MechanismKind::SubsampledLaplace { .. } => "subsampled-laplace",

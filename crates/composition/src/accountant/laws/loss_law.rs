@@ -40,6 +40,25 @@ pub trait LossLaw: Send + Sync + std::fmt::Debug {
     fn pointwise_cells(&self) -> bool {
         false
     }
+    /// `ln` of the `+∞` atom's mass on the dominated side: [`Self::ln_inf_mass`] unless
+    /// that atom holds mass cut from finite losses (a law on the integers cut where its
+    /// tails are negligible), which the dominating side moves to `+∞` and the dominated
+    /// side drops (docs/accountant.md §2.13).
+    fn ln_inf_mass_lower(&self) -> f64 {
+        self.ln_inf_mass()
+    }
+    /// A bound on the relative error of the masses [`Self::atoms`] gives: each atom is
+    /// widened by it, up on the dominating side and down on the dominated (at least
+    /// [`CELL_REL_ERR`], the default: masses a few roundings from the exact ones).
+    fn mass_rel_err(&self) -> f64 {
+        CELL_REL_ERR
+    }
+    /// A bound on the absolute error of the losses [`Self::atoms`] gives (0: exact): the
+    /// dominating side takes each atom that much higher, the dominated side that much
+    /// lower (δ grows with every loss, docs/accountant.md §5).
+    fn atom_position_err(&self) -> f64 {
+        0.0
+    }
     /// The scale on which the loss law varies (its standard deviation, or the width of
     /// its structure): the grid step is a fraction of the smallest scale in a list.
     fn loss_scale(&self) -> f64;

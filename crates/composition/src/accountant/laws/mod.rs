@@ -6,12 +6,14 @@
 pub mod bounded_noise;
 pub mod clipped_laplace;
 pub mod discrete;
+pub mod discrete_gaussian;
 pub mod gaussian;
 pub mod loss_law;
 
 pub use bounded_noise::BoundedNoiseLaw;
 pub use clipped_laplace::ClippedLaplaceLaw;
 pub use discrete::DiscreteLaw;
+pub use discrete_gaussian::DiscreteGaussianLaw;
 pub use gaussian::GaussianLaw;
 pub(crate) use loss_law::{
     cell_by_density, cell_in_output, gauss_legendre8, loss_sd_by_trapezoid, range_from_ends,

@@ -64,8 +64,9 @@ const SOLVE_QUERIES: f64 = 1.5;
 
 /// Seconds one certified solve of a composition of kind `spec` takes at `accuracy`, for
 /// the run-time estimate before computing, which the budget compares with: fig21's 21
-/// solves and 14 certified radii are estimated at 7 s (they take 3 s on 2 cores, 5 s of
-/// CPU), fig23's 36 solves at 54 s (16 s on 2 cores, 29 s of CPU).
+/// solves and 14 certified radii are estimated at 7 s, fig23's 36 solves at 54 s (in the
+/// catalog on 2 cores they take about 1.5 s and 4 s, docs/speed.md: the estimate is an
+/// upper bound, for the budget's check before any work).
 pub(super) fn solve_seconds(spec: &MechanismSpec, accuracy: f64) -> f64 {
     SOLVE_QUERIES * crate::ranges::accountant_seconds(spec, accuracy)
 }

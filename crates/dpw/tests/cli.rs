@@ -687,7 +687,11 @@ fn calibrate_prints_every_mechanism_in_each_format() {
 #[test]
 fn calibrate_bad_arguments_exit_2_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 10] = [
+        (
+            &["--mechanism", "exponential:epsilon=90", "--delta", "1e-6"],
+            "epsilon = 90 is outside the allowed range [1e-6, 50]",
+        ),
         (&["--epsilon", "0", "--delta", "1e-5"], "--epsilon"),
         (&["--epsilon", "-1", "--delta", "1e-5"], "--epsilon"),
         (&["--epsilon", "1", "--delta", "1"], "--delta"),

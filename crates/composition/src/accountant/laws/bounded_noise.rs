@@ -17,6 +17,45 @@ pub struct BoundedNoiseLaw {
     ln_z: f64,
     ln_inf: f64,
     scale: f64,
+    /// [`LossLaw::continuous_range`] by `ln_tail` (its bits): a pure function of the law,
+    /// asked again at every grid step of a refinement and twice a step (the bin count
+    /// and the cells), each time ~10 tail quadratures with a root per end.
+    ranges: RangeMemo,
+}
+
+/// Memo of [`LossLaw::continuous_range`]: `(ln_tail bits, range)`, a few entries.
+#[derive(Debug, Default)]
+struct RangeMemo(std::sync::Mutex<Vec<(u64, Option<ContinuousRange>)>>);
+
+impl Clone for RangeMemo {
+    fn clone(&self) -> Self {
+        Self(std::sync::Mutex::new(self.entries().clone()))
+    }
+}
+
+impl RangeMemo {
+    fn entries(&self) -> std::sync::MutexGuard<'_, Vec<(u64, Option<ContinuousRange>)>> {
+        // A panic elsewhere while held leaves entries that are still each correct.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The range memoised for `ln_tail`, or `compute`d (outside the lock) and kept.
+    fn get_or(
+        &self,
+        ln_tail: f64,
+        compute: impl FnOnce() -> Option<ContinuousRange>,
+    ) -> Option<ContinuousRange> {
+        let key = ln_tail.to_bits();
+        if let Some(&(_, r)) = self.entries().iter().find(|e| e.0 == key) {
+            return r;
+        }
+        let r = compute();
+        let mut entries = self.entries();
+        if !entries.iter().any(|e| e.0 == key) {
+            entries.push((key, r));
+        }
+        r
+    }
 }
 
 impl BoundedNoiseLaw {
@@ -40,6 +79,7 @@ impl BoundedNoiseLaw {
             ln_z: 0.0,
             ln_inf: f64::NEG_INFINITY,
             scale: 1.0,
+            ranges: RangeMemo::default(),
         };
         // Normaliser over x ∈ (−1, 1) by composite GL on 4096 cells (the density is
         // flat in the middle and vanishes faster than any power at ±1).
@@ -227,19 +267,9 @@ impl BoundedNoiseLaw {
         }
         0.5 * (a + b)
     }
-}
 
-impl LossLaw for BoundedNoiseLaw {
-    fn atoms(&self) -> Vec<(f64, f64)> {
-        Vec::new()
-    }
-    fn log_convex_tail(&self) -> bool {
-        true
-    }
-    fn ln_inf_mass(&self) -> f64 {
-        self.ln_inf
-    }
-    fn continuous_range(&self, ln_tail: f64) -> Option<ContinuousRange> {
+    /// [`LossLaw::continuous_range`], computed (not memoised).
+    fn continuous_range_computed(&self, ln_tail: f64) -> Option<ContinuousRange> {
         // Walk out from the centre in steps of the scale until the tail mass in x is below
         // e^{ln_tail} (tails integrated by GL on the x-interval, which is monotone).
         let r = self.s / self.radius;
@@ -279,6 +309,22 @@ impl LossLaw for BoundedNoiseLaw {
             ln_above: t_hi + std::f64::consts::LN_2,
         })
     }
+}
+
+impl LossLaw for BoundedNoiseLaw {
+    fn atoms(&self) -> Vec<(f64, f64)> {
+        Vec::new()
+    }
+    fn log_convex_tail(&self) -> bool {
+        true
+    }
+    fn ln_inf_mass(&self) -> f64 {
+        self.ln_inf
+    }
+    fn continuous_range(&self, ln_tail: f64) -> Option<ContinuousRange> {
+        self.ranges
+            .get_or(ln_tail, || self.continuous_range_computed(ln_tail))
+    }
     fn cell(&self, a: f64, b: f64) -> (f64, f64) {
         self.cells(&[a, b])[0]
     }
@@ -305,5 +351,31 @@ impl LossLaw for BoundedNoiseLaw {
     }
     fn grid_unit(&self) -> Option<f64> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The memoised range is the computed one for each tail asked, in any order, and a
+    /// clone keeps answering each tail with its own range.
+    #[test]
+    fn continuous_range_memo_answers_each_tail_with_its_own_range() {
+        let law = BoundedNoiseLaw::new(BoundedFamily::power(2.0).unwrap(), 30.0, 1.0).unwrap();
+        let tails = [-40.0, -700.0, -40.0, -120.0, -700.0];
+        let fresh = |t: f64| {
+            BoundedNoiseLaw::new(BoundedFamily::power(2.0).unwrap(), 30.0, 1.0)
+                .unwrap()
+                .continuous_range_computed(t)
+        };
+        for &t in &tails {
+            assert_eq!(law.continuous_range(t), fresh(t), "ln_tail {t}");
+        }
+        assert_ne!(law.continuous_range(-40.0), law.continuous_range(-700.0));
+        let twin = law.clone();
+        for &t in tails.iter().rev() {
+            assert_eq!(twin.continuous_range(t), fresh(t), "clone, ln_tail {t}");
+        }
     }
 }

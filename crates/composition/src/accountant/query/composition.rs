@@ -449,19 +449,22 @@ impl Composition {
 fn compose(laws: Vec<(Laws, &MechanismSpec)>) -> Result<Composition, SpecError> {
     let mut fwd = Vec::with_capacity(laws.len());
     let mut rev = Vec::with_capacity(laws.len());
-    let mut asym = false;
+    // The reverse direction is composed only when some law is asymmetric: a symmetric
+    // law is built again for it only then (a bounded-noise law's quadratures, 3 % of a
+    // radius search, were otherwise built and dropped at every evaluation).
+    let asym = laws.iter().any(|((_, b), _)| b.is_some());
     for ((a, b), s) in laws {
         match b {
             Some(b) => {
-                asym = true;
                 fwd.push((a, s.count));
                 rev.push((b, s.count));
             }
             None => {
                 // Symmetric: the same law in both directions.
-                let again = s.laws()?.0;
                 fwd.push((a, s.count));
-                rev.push((again, s.count));
+                if asym {
+                    rev.push((s.laws()?.0, s.count));
+                }
             }
         }
     }
@@ -491,6 +494,38 @@ mod tests {
     /// over bounded noise's wide range (the beside step once took the step below it,
     /// 1.4e7 bins where the sequential answer took 2.4e6). The same for a rounded
     /// schedule's ends (`epsilon_with_lower`), whose beside step had always taken it.
+    /// A symmetric law is composed in the reverse direction too when another law of the
+    /// list is asymmetric (in its place in the list, with its count), and no reverse
+    /// direction is formed when all are symmetric.
+    #[test]
+    fn reverse_direction_holds_the_symmetric_laws_only_beside_an_asymmetric_one() {
+        let parse =
+            |v: &[&str]| -> Vec<MechanismSpec> { v.iter().map(|s| s.parse().unwrap()).collect() };
+        let sym = parse(&["gaussian:sigma=2,count=3", "laplace:scale=1,count=5"]);
+        assert!(Composition::of(&sym).unwrap().reverse.is_none());
+        let mixed = parse(&[
+            "gaussian:sigma=2,count=3",
+            "subsampled-gaussian:sigma=2,q=1e-2,count=7",
+            "laplace:scale=1,count=5",
+        ]);
+        let c = Composition::of(&mixed).unwrap();
+        let counts = |a: &crate::accountant::query::accountant::Accountant| -> Vec<u64> {
+            a.parts.iter().map(|p| p.1).collect()
+        };
+        assert_eq!(counts(&c.forward), vec![3, 7, 5]);
+        let r = c.reverse.as_ref().expect("an asymmetric composition");
+        assert_eq!(counts(r), vec![3, 7, 5]);
+        let scales = |a: &crate::accountant::query::accountant::Accountant| -> Vec<u64> {
+            a.parts.iter().map(|p| p.0.loss_scale().to_bits()).collect()
+        };
+        let (f, b) = (scales(&c.forward), scales(r));
+        assert_eq!(
+            (f[0], f[2]),
+            (b[0], b[2]),
+            "the symmetric laws are the same both ways"
+        );
+    }
+
     #[test]
     fn the_reverse_step_beside_gives_the_sequential_answer() {
         let cases: [(&[&str], f64); 2] = [

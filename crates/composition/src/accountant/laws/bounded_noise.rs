@@ -187,20 +187,22 @@ impl BoundedNoiseLaw {
             let b = x1; // ℓ(x1) ≤ edges[i−1] < l: the root is below x1
             let mut step = (x2 - x1).max(0.0) * 1.5 + f64::EPSILON * x1.abs().max(1e-300);
             let mut a = b - step;
-            let mut found = false;
+            let mut found = None;
             for _ in 0..60 {
                 if a <= r - 1.0 {
                     break;
                 }
-                if self.loss_x(a) > l {
-                    found = true;
+                let la = self.loss_x(a);
+                if la > l {
+                    found = Some(la);
                     break;
                 }
                 step *= 2.0;
                 a = b - step;
             }
-            xs.push(if found {
-                self.x_of_loss_in(l, a, b)
+            xs.push(if let Some(la) = found {
+                // ℓ(a) is known: not evaluated again.
+                self.x_of_loss_from(l, a, la, b)
             } else {
                 self.x_of_loss_in(l, r - 1.0, b)
             });
@@ -215,9 +217,14 @@ impl BoundedNoiseLaw {
     /// invariant `ℓ(a) > l ≥ ℓ(b)` is kept at every step, so each cell's output interval
     /// still holds only losses on its side of the edge.
     fn x_of_loss_in(&self, l: f64, a: f64, b: f64) -> f64 {
+        self.x_of_loss_from(l, a, self.loss_x(a), b)
+    }
+
+    /// [`Self::x_of_loss_in`] given `la = ℓ(a)`.
+    fn x_of_loss_from(&self, l: f64, a: f64, la: f64, b: f64) -> f64 {
         let (mut a, mut b) = (a, b);
         // g = ℓ − l at the ends, when finite (the domain ends give ±∞: bisect first).
-        let mut ga = self.loss_x(a) - l;
+        let mut ga = la - l;
         let mut gb = self.loss_x(b) - l;
         let mut side = 0i8; // which end the last two steps kept (Illinois)
         for _ in 0..200 {
@@ -357,6 +364,29 @@ impl LossLaw for BoundedNoiseLaw {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The roots of a fine grid of losses, each bracketed next to the one before (the
+    /// loss at the bracket's far end reused), are the roots found one by one, to the bit.
+    #[test]
+    fn roots_of_a_grid_are_the_roots_one_by_one() {
+        for (fam, radius) in [
+            (BoundedFamily::power(2.0).unwrap(), 30.0),
+            (BoundedFamily::Exp, 300.0),
+        ] {
+            let law = BoundedNoiseLaw::new(fam, radius, 1.0).unwrap();
+            let range = law.continuous_range(-60.0).unwrap();
+            let d = law.loss_scale() / 50.0;
+            let edges: Vec<f64> = (0..4000)
+                .map(|i| range.lo + i as f64 * d)
+                .take_while(|&e| e <= range.hi)
+                .collect();
+            assert!(edges.len() > 100, "{fam:?}: {} edges", edges.len());
+            let grid = law.xs_of_losses(&edges);
+            for (&e, &x) in edges.iter().zip(&grid) {
+                assert_eq!(x.to_bits(), law.x_of_loss(e).to_bits(), "{fam:?}: loss {e}");
+            }
+        }
+    }
 
     /// The memoised range is the computed one for each tail asked, in any order, and a
     /// clone keeps answering each tail with its own range.

@@ -13,7 +13,10 @@ use crate::error::MgfError;
 use crate::loss_mgf::LossMesh;
 use crate::noise::BoundedNoise;
 use crate::quadrature::SubCell;
+use densities::bounded::BoundedFamily;
 use densities::error::check_open;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
 /// Relative precision of the bisection on `s` (the reported R is within this factor of
 /// the least R the certificate can reach).
@@ -72,6 +75,41 @@ impl Problem<'_> {
 /// assert!(normalised > 4.0 && normalised < 6.0);
 /// ```
 pub fn certified_radius(
+    noise: &BoundedNoise,
+    k: f64,
+    epsilon: f64,
+    delta: f64,
+) -> Result<CertifiedRadius, MgfError> {
+    // A pure function of the family and (k, ε, δ) (the noise's normaliser bounds come
+    // from its family): memoised for the process, as the adaptive plans ask the same
+    // radius at every n (k = 1 and the fixed point's k = 1e6) and the figures of one run
+    // share points. Errors are not kept (computed again).
+    type Key = (u64, u64, u64, u64);
+    static MEMO: OnceLock<Mutex<HashMap<Key, CertifiedRadius>>> = OnceLock::new();
+    let alpha = match noise.family() {
+        BoundedFamily::Power { alpha } => alpha.to_bits(),
+        // Not the bits of any α the family takes (α > 0 is finite).
+        BoundedFamily::Exp => f64::NAN.to_bits(),
+    };
+    let key = (alpha, k.to_bits(), epsilon.to_bits(), delta.to_bits());
+    let memo = MEMO.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(c) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(*c);
+    }
+    let c = computed_radius(noise, k, epsilon, delta)?;
+    let mut m = memo.lock().unwrap_or_else(|e| e.into_inner());
+    if m.len() >= MEMO_ENTRIES {
+        m.clear();
+    }
+    m.insert(key, c);
+    Ok(c)
+}
+
+/// Entries [`certified_radius`] keeps before it starts over (a few MB at most).
+const MEMO_ENTRIES: usize = 1 << 16;
+
+/// [`certified_radius`] computed (not memoised).
+fn computed_radius(
     noise: &BoundedNoise,
     k: f64,
     epsilon: f64,
@@ -156,4 +194,38 @@ pub fn certified_radius(
         truncation,
         log_delta_bound: lo_val,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The memoised radius is the computed one for each family and each of k, ε, δ, asked
+    /// in any order and again.
+    #[test]
+    fn memoised_radius_is_the_computed_one_for_each_family_and_point() {
+        let power2 = BoundedNoise::new(BoundedFamily::power(2.0).unwrap()).unwrap();
+        let power3 = BoundedNoise::new(BoundedFamily::power(3.0).unwrap()).unwrap();
+        let exp = BoundedNoise::new(BoundedFamily::Exp).unwrap();
+        let points = [
+            (1e3, 0.5, 1e-6),
+            (1e4, 0.5, 1e-6),
+            (1e3, 0.25, 1e-6),
+            (1e3, 0.5, 1e-9),
+        ];
+        let mut seen = Vec::new();
+        for _ in 0..2 {
+            for noise in [&power2, &power3, &exp] {
+                for &(k, e, d) in &points {
+                    let got = certified_radius(noise, k, e, d).unwrap();
+                    let want = computed_radius(noise, k, e, d).unwrap();
+                    assert_eq!(got, want, "{:?} k={k} ε={e} δ={d}", noise.family());
+                    seen.push(got.radius.to_bits());
+                }
+            }
+        }
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 12, "twelve distinct radii");
+    }
 }

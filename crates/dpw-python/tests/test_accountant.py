@@ -72,7 +72,7 @@ def test_k_fold_randomized_response_epsilon_brackets_the_exact_root(eps0, k, del
 def test_k_approx_dp_black_boxes_hold_the_optimal_composition(eps0, delta0, k):
     # Kairouz-Oh-Viswanath Thm 3.3: delta_k(eps) = 1 - (1 - delta0)^k (1 - rr_delta(eps)).
     eps = 0.4 * k * eps0
-    exact = 1 - (1 - delta0) ** k * (1 - ref.rr_delta(eps, eps0, k))
+    exact = -math.expm1(k * math.log1p(-delta0) + math.log1p(-ref.rr_delta(eps, eps0, k)))
     m = dpw.Mechanism.approx_dp(eps0, delta0).compose(k)
     assert m.spec.startswith("approx-dp:epsilon=") and m.spec.endswith(f",count={k}")
     b = m.delta(eps)

@@ -25,7 +25,8 @@
 //!    ([`Work`]), the thread pool, memory pages, FFT plans and round-off constants, and
 //!    log-space arithmetic.
 //! 2. [`laws`]: the [`LossLaw`] trait and one file per mechanism family (Gaussian,
-//!    clipped Laplace and randomized response, discrete laws, bounded noise).
+//!    clipped Laplace and randomized response, finite discrete laws, the discrete
+//!    Gaussian, the bounded-range class, bounded noise).
 //! 3. [`sampling`]: laws made from other laws: subsampled (Poisson and fixed-size
 //!    batches), symmetrized, mixtures (replace-one, groups), revealed mixtures, a
 //!    balls-in-bins epoch's laws, the max statistic.

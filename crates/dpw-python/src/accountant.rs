@@ -31,7 +31,6 @@ fn spec_text(kind: &MechanismKind, pipeline: Pipeline, sensitivity: f64, count: 
             format!("discrete-gaussian:sigma={}", num(*sigma))
         }
         MechanismKind::RandomizedResponse { epsilon } => format!("rr:epsilon={}", num(*epsilon)),
-        MechanismKind::BoundedRange { epsilon } => format!("exponential:epsilon={}", num(*epsilon)),
         MechanismKind::TruncatedLaplace { epsilon, delta } => format!(
             "truncated-laplace:epsilon={},delta={}",
             num(*epsilon),
@@ -356,17 +355,6 @@ impl Mechanism {
             MechanismKind::TruncatedLaplace { epsilon, delta },
             sensitivity,
         )
-    }
-
-    /// The exponential mechanism, or any epsilon-bounded-range mechanism (§2.14): certified
-    /// above by a pair dominating the whole class under adaptive composition, below by an
-    /// exponential mechanism on two candidates; the output names the gap when it is wider
-    /// than the accuracy.
-    #[staticmethod]
-    #[pyo3(signature = (epsilon), text_signature = "(epsilon)")]
-    fn exponential(epsilon: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let epsilon = finite("epsilon", epsilon)?;
-        Self::one(MechanismKind::BoundedRange { epsilon }, None)
     }
 
     /// Any (epsilon, delta)-DP mechanism, by its worst-case pair (Kairouz, Oh & Viswanath;

@@ -107,14 +107,6 @@ def test_discrete_gaussian_one_use_is_the_sum_over_the_integers():
     assert b.lower <= exact * (1 + 1e-9) and exact * (1 - 1e-9) <= b.upper
 
 
-def test_exponential_mechanism_brackets_the_optimal_non_adaptive_composition():
-    # Randomized response at eps/2 (attained) below, the class's dominating pair above.
-    eps, k, x = 0.2, 50, 1.5
-    b = dpw.Mechanism.exponential(eps).compose(k).delta(x)
-    assert b.lower <= ref.rr_delta(x, eps / 2, k) * (1 + 1e-9)
-    assert b.upper >= ref.rr_delta(x, eps / 2, k)
-
-
 def test_approx_dp_takes_no_sensitivity():
     with pytest.raises(ValueError, match="sensitivity does not apply"):
         dpw.Mechanism("approx-dp:epsilon=1,delta=1e-6,sensitivity=2")

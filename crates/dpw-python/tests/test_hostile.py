@@ -42,7 +42,6 @@ def spec(rng):
         lambda: f"discrete-laplace:scale={num([0.5, 2, 10])},sensitivity={num([1, 3])}",
         lambda: f"approx-dp:epsilon={num([0.1, 1])},delta={num([0, 1e-6])}",
         lambda: f"discrete-gaussian:sigma={num([1, 5])},sensitivity={num([1, 2])}",
-        lambda: f"exponential:epsilon={num([0.05, 1])}",
         lambda: f"truncated-laplace:epsilon={num([0.5, 1])},delta={num([1e-6, 1e-3])}",
         lambda: f"subsampled-gaussian:sigma={num([1, 2])},q={num([0.01, 0.1])}",
         lambda: f"bounded:family=power,alpha={num([2])},radius={num([50, 100])}",

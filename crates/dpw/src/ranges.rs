@@ -165,7 +165,6 @@ pub fn accountant_seconds(spec: &MechanismSpec, accuracy: f64) -> f64 {
         | MechanismKind::Laplace { .. }
         | MechanismKind::DiscreteLaplace { .. }
         | MechanismKind::DiscreteGaussian { .. }
-        | MechanismKind::BoundedRange { .. }
         | MechanismKind::RandomizedResponse { .. }
         | MechanismKind::TruncatedLaplace { .. }
         | MechanismKind::ApproxDp { .. } => 0.05,

@@ -26,7 +26,7 @@
 //!    log-space arithmetic.
 //! 2. [`laws`]: the [`LossLaw`] trait and one file per mechanism family (Gaussian,
 //!    clipped Laplace and randomized response, finite discrete laws, the discrete
-//!    Gaussian, the bounded-range class, bounded noise).
+//!    Gaussian, bounded noise).
 //! 3. [`sampling`]: laws made from other laws: subsampled (Poisson and fixed-size
 //!    batches), symmetrized, mixtures (replace-one, groups), revealed mixtures, a
 //!    balls-in-bins epoch's laws, the max statistic.

@@ -9,7 +9,6 @@
 //! | `truncated-laplace` | `epsilon`, `delta` | [`ClippedLaplaceLaw::truncated_laplace`] (§2.3) |
 //! | `discrete-laplace` | `scale` | [`DiscreteLaw::discrete_laplace`], `P(x) ∝ e^{−|x|/b}` on the integers, integer sensitivity (§2.12) |
 //! | `discrete-gaussian` | `sigma` | [`DiscreteGaussianLaw`], `P(x) ∝ e^{−x²/2σ²}` on the integers, integer sensitivity (§2.13) |
-//! | `exponential` (or `bounded-range`) | `epsilon` | the ε-bounded-range class: [`BoundedRangeLaw`] above, randomized response at ε/2 below (§2.14) |
 //! | `approx-dp` | `epsilon`, `delta` | [`DiscreteLaw::approx_dp`]: any (ε, δ)-DP black box (§2.11) |
 //! | `bounded` | `family` (`power` with `alpha`, or `exp`), `radius` | [`BoundedNoiseLaw`] (§2.5) |
 //! | `subsampled-gaussian` | `sigma`, `q` | [`SubsampledLaw`], Poisson rate q, both directions (§2.6) |
@@ -27,8 +26,7 @@
 use crate::accountant::core::answer::MAX_COUNT;
 use crate::accountant::laws::discrete::{discrete_laplace_rate, MAX_DISCRETE_SENSITIVITY};
 use crate::accountant::laws::{
-    BoundedNoiseLaw, BoundedRangeLaw, ClippedLaplaceLaw, DiscreteGaussianLaw, DiscreteLaw,
-    GaussianLaw, LossLaw,
+    BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteGaussianLaw, DiscreteLaw, GaussianLaw, LossLaw,
 };
 use crate::accountant::sampling::allocation::{epoch_laws, EpochGrid, EpochLaws};
 use crate::accountant::sampling::max_statistic::MaxStatisticLaw;
@@ -84,13 +82,6 @@ pub enum MechanismKind {
     DiscreteGaussian {
         /// σ ∈ [0.5, 1e4].
         sigma: f64,
-    },
-    /// The exponential mechanism, or any `epsilon`-bounded-range mechanism (docs/accountant.md
-    /// §2.14): certified above by a pair dominating the whole class, below by an
-    /// exponential mechanism on two candidates.
-    BoundedRange {
-        /// ε ∈ [1e-6, 50].
-        epsilon: f64,
     },
     /// Any (`epsilon`, `delta`)-DP mechanism, by its worst-case pair (docs/accountant.md
     /// §2.11).
@@ -235,7 +226,7 @@ pub struct MechanismSpec {
 }
 
 const KINDS: &str =
-    "gaussian, laplace, discrete-laplace, discrete-gaussian, rr, exponential, bounded-range, truncated-laplace, approx-dp, bounded, \
+    "gaussian, laplace, discrete-laplace, discrete-gaussian, rr, truncated-laplace, approx-dp, bounded, \
      subsampled-gaussian, subsampled-laplace";
 
 /// The keys of a kind besides `sensitivity` and `count` (`None`: no such kind).
@@ -246,7 +237,6 @@ pub fn kind_keys(kind: &str) -> Option<&'static [&'static str]> {
         "rr" => &["epsilon"],
         "truncated-laplace" => &["epsilon", "delta"],
         "approx-dp" => &["epsilon", "delta"],
-        "exponential" | "bounded-range" => &["epsilon"],
         "discrete-laplace" => &["scale", "group"],
         "discrete-gaussian" => &["sigma", "group"],
         "bounded" => &["family", "alpha", "radius", "group"],
@@ -623,21 +613,6 @@ impl std::str::FromStr for MechanismSpec {
                     }
                 }
             }
-            "exponential" | "bounded-range" => {
-                if get("sensitivity").is_some() {
-                    return Err(SpecError(format!(
-                        "{kind}: sensitivity does not apply (epsilon is the mechanism's own \
-                         bound on the range of its privacy loss; scale the utility instead)"
-                    )));
-                }
-                let e = need("epsilon")?;
-                if !(e.is_finite() && (1e-6..=50.0).contains(&e)) {
-                    return Err(SpecError(format!(
-                        "{kind}: epsilon = {e} is outside the allowed range [1e-6, 50]"
-                    )));
-                }
-                MechanismKind::BoundedRange { epsilon: e }
-            }
             "approx-dp" => {
                 if get("sensitivity").is_some() {
                     return Err(SpecError(format!(
@@ -863,10 +838,6 @@ impl MechanismSpec {
                         .map_err(|e| SpecError(format!("{kind}: {e}")))?,
                 )
             }
-            MechanismKind::BoundedRange { epsilon } => Box::new(
-                BoundedRangeLaw::new(epsilon)
-                    .map_err(|_| wrap("epsilon", "[1e-6, 50]", epsilon))?,
-            ),
             MechanismKind::ApproxDp { epsilon, delta } => Box::new(
                 DiscreteLaw::approx_dp(epsilon, delta)
                     .map_err(|_| wrap("epsilon", "[1e-8, 700] with delta in [0, 1)", epsilon))?,
@@ -941,16 +912,6 @@ impl MechanismSpec {
     pub fn lower_laws(&self) -> Result<Option<Laws>, SpecError> {
         if let Some(l) = self.fixed_replace_one_lower()? {
             return Ok(Some(l));
-        }
-        if let MechanismKind::BoundedRange { epsilon } = self.kind {
-            // An attained instance: the exponential mechanism on two candidates whose
-            // utilities swap between the neighbours, randomized response at ε/2 (§2.14).
-            let rr = DiscreteLaw::randomized_response(0.5 * epsilon).map_err(|_| {
-                SpecError(format!(
-                    "exponential: epsilon = {epsilon} is outside the allowed range [1e-6, 50]"
-                ))
-            })?;
-            return Ok(Some((Box::new(rr), None)));
         }
         if let MechanismKind::DiscreteLaplace { scale } = self.kind {
             // The rate rounded down: more noise, a dominated pair (§2.12); the same law
@@ -1072,7 +1033,6 @@ impl MechanismSpec {
             MechanismKind::RandomizedResponse { .. } => "rr",
             MechanismKind::TruncatedLaplace { .. } => "truncated-laplace",
             MechanismKind::ApproxDp { .. } => "approx-dp",
-            MechanismKind::BoundedRange { .. } => "exponential",
             MechanismKind::DiscreteLaplace { .. } => "discrete-laplace",
             MechanismKind::DiscreteGaussian { .. } => "discrete-gaussian",
             MechanismKind::Bounded { .. } => "bounded",
@@ -1098,9 +1058,6 @@ pub fn has_dominated_laws(specs: &[MechanismSpec]) -> bool {
             s.kind,
             MechanismKind::SubsampledGaussian { .. } | MechanismKind::SubsampledLaplace { .. }
         );
-        if matches!(s.kind, MechanismKind::BoundedRange { .. }) {
-            return true;
-        }
         match (s.pipeline.sampling, s.pipeline.neighbours) {
             (Sampling::Allocation { .. }, _) => true,
             (Sampling::Fixed { batch, n }, Neighbours::ReplaceOne) => subsampled && batch < n,

@@ -40,6 +40,24 @@ pub enum CompositionError {
     /// step stops before it, and the bracket of the steps before stands.
     #[error("the work budget would be passed")]
     WorkBudget,
+    /// Two refinement steps of one question gave certified brackets that do not meet:
+    /// one of them is wrong, so no answer is given (an internal error: please report it
+    /// with the question asked).
+    #[error(
+        "internal inconsistency: two grid steps gave disjoint certified brackets \
+         [{lo1:e}, {hi1:e}] and [{lo2:e}, {hi2:e}]; no answer is given (please report this \
+         question)"
+    )]
+    Inconsistent {
+        /// The earlier bracket's lower end.
+        lo1: f64,
+        /// The earlier bracket's upper end.
+        hi1: f64,
+        /// The later bracket's lower end.
+        lo2: f64,
+        /// The later bracket's upper end.
+        hi2: f64,
+    },
     /// A sequence or list that must not be empty was empty.
     #[error("{name} must not be empty")]
     Empty {

@@ -378,7 +378,13 @@ impl Accountant {
                     AfterError::Fail => return Err(e),
                 },
             };
-            bound = (bound.0.max(lo_here), bound.1.min(hi_here));
+            // The first step's against δ ≤ 1 alone (its ends clamped as before); later
+            // ones against the steps before.
+            bound = if bound == (f64::NEG_INFINITY, 0.0) {
+                (lo_here, hi_here.min(0.0))
+            } else {
+                intersect(bound, (lo_here, hi_here))?
+            };
             let (lo, hi) = (bound.0.min(bound.1), bound.1);
             // The truncated tails (charged to δ) must stay far below δ itself (a few
             // tries: where δ itself is 0 or below any tail, the bracket [0, upper] stands).
@@ -574,7 +580,7 @@ impl Accountant {
             // Every step's bracket holds, so their intersection does (a coarser step can
             // be the tighter one on a side: a stage's round-off can loosen a finer one).
             let (lo, hi) = match last {
-                Some(p) => (lo.max(p.lower).min(hi.min(p.upper)), hi.min(p.upper)),
+                Some(p) => intersect((p.lower, p.upper), (lo, hi))?,
                 None => (lo, hi),
             };
             let width = if hi > 0.0 { (hi - lo) / hi } else { 0.0 };
@@ -670,6 +676,23 @@ pub(crate) fn aim(acc: f64, lo: f64, hi: f64, threshold: f64) -> f64 {
     } else {
         acc
     }
+}
+
+/// The intersection of two certified brackets of one quantity, the lower end at most the
+/// upper; an error when they miss each other by more than rounding (1e-12 relative): one
+/// of them is then wrong, and no answer is better than a wrong one.
+pub(crate) fn intersect(a: (f64, f64), b: (f64, f64)) -> Result<(f64, f64)> {
+    let slack = |x: f64, y: f64| 1e-12 * x.abs().max(y.abs()).max(1e-300);
+    if b.0 - a.1 > slack(b.0, a.1) || a.0 - b.1 > slack(a.0, b.1) {
+        return Err(CompositionError::Inconsistent {
+            lo1: a.0,
+            hi1: a.1,
+            lo2: b.0,
+            hi2: b.1,
+        });
+    }
+    let hi = a.1.min(b.1);
+    Ok((a.0.max(b.0).min(hi), hi))
 }
 
 impl Accountant {
@@ -962,6 +985,31 @@ mod center_tests {
                 3 * w_less < w_saddle,
                 "{upper}: {w_less} bins tilted less, {w_saddle} at the saddle"
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod intersect_tests {
+    use super::intersect;
+    use crate::error::CompositionError;
+
+    /// Meeting brackets intersect (touching ones too, and ones a rounding apart); disjoint
+    /// ones are an error naming both, in either order.
+    #[test]
+    fn disjoint_brackets_are_an_error_not_a_point() {
+        assert_eq!(intersect((1.0, 3.0), (2.0, 4.0)).unwrap(), (2.0, 3.0));
+        assert_eq!(intersect((1.0, 2.0), (2.0, 4.0)).unwrap(), (2.0, 2.0));
+        let a = 0.15212838333476922;
+        assert!(intersect((0.1, a), (a * (1.0 + 1e-15), 0.3)).is_ok());
+        for (x, y) in [
+            ((0.15196, 0.15213), (0.21587, 0.21603)),
+            ((2.0, 3.0), (0.5, 1.0)),
+        ] {
+            assert!(matches!(
+                intersect(x, y),
+                Err(CompositionError::Inconsistent { .. })
+            ));
         }
     }
 }

@@ -151,6 +151,17 @@ fn at_sensitivity_one_it_is_randomized_response() {
     }
 }
 
+/// At the widest scale, 1e8, both rounded rates are laws (the lower one lies just below
+/// 1/b = 1e-8): the composition is built and answers.
+#[test]
+fn the_widest_scale_composes() {
+    let s: MechanismSpec = "discrete-laplace:scale=1e8,sensitivity=100,count=1000"
+        .parse()
+        .unwrap();
+    let a = Composition::of(&[s]).unwrap().epsilon(1e-6).unwrap();
+    assert!(a.lower > 0.0 && a.lower <= a.upper);
+}
+
 /// A group of g at sensitivity s is sensitivity g·s.
 #[test]
 fn a_group_multiplies_the_sensitivity() {
@@ -177,7 +188,11 @@ fn bad_discrete_laplace_specs_are_refused_naming_the_key() {
             "sensitivity",
         ),
         ("discrete-laplace:scale=0", "scale"),
-        ("discrete-laplace:scale=1e-6", "sensitivity/scale"),
+        ("discrete-laplace:scale=1e-6", "1/scale"),
+        (
+            "discrete-laplace:scale=0.3,sensitivity=300",
+            "sensitivity/scale",
+        ),
         ("discrete-laplace:sigma=1", "sigma"),
     ] {
         let e = text.parse::<MechanismSpec>().unwrap_err().0;

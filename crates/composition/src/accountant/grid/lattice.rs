@@ -549,11 +549,7 @@ impl Lattice {
         let lowest = dense.entries.iter().map(|e| e.0).min();
         // A law's own bounds on its atoms' errors (the defaults: the cells' own bound,
         // exact positions), each taken to the side of δ growing.
-        let atom_infl = if law.mass_rel_err() > CELL_REL_ERR {
-            law.mass_rel_err().ln_1p()
-        } else {
-            infl
-        };
+        let atom_infl = law.mass_rel_err().max(CELL_REL_ERR).ln_1p();
         let up_err = law.atom_position_err();
         for (x, p) in law.atoms() {
             if p.is_nan() || p <= 0.0 {
@@ -647,11 +643,7 @@ impl Lattice {
                     .map(|a| a.0),
             )
             .fold(f64::INFINITY, f64::min);
-        let atom_defl = if law.mass_rel_err() > CELL_REL_ERR {
-            (-law.mass_rel_err()).ln_1p()
-        } else {
-            defl
-        };
+        let atom_defl = (-law.mass_rel_err().max(CELL_REL_ERR)).ln_1p();
         let down_err = if law.atom_position_err() > 0.0 {
             -law.atom_position_err()
         } else {

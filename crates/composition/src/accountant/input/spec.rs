@@ -824,13 +824,7 @@ impl MechanismSpec {
                 DiscreteLaw::randomized_response(epsilon)
                     .map_err(|_| wrap("epsilon", "[1e-8, 700]", epsilon))?,
             ),
-            MechanismKind::DiscreteLaplace { scale } => {
-                let (t, s) = self.discrete_laplace_rate(true)?;
-                Box::new(
-                    DiscreteLaw::discrete_laplace(t, s)
-                        .map_err(|_| wrap("sensitivity/scale", "(0, 700]", s as f64 / scale))?,
-                )
-            }
+            MechanismKind::DiscreteLaplace { .. } => Box::new(self.discrete_laplace_law(true)?.0),
             MechanismKind::DiscreteGaussian { sigma } => {
                 let s = self.sensitivity as u64 * g as u64;
                 Box::new(
@@ -913,22 +907,12 @@ impl MechanismSpec {
         if let Some(l) = self.fixed_replace_one_lower()? {
             return Ok(Some(l));
         }
-        if let MechanismKind::DiscreteLaplace { scale } = self.kind {
+        if let MechanismKind::DiscreteLaplace { .. } = self.kind {
             // The rate rounded down: more noise, a dominated pair (§2.12); the same law
             // when 1/b has few enough bits to be the rate itself.
-            let (up, _) = self.discrete_laplace_rate(true)?;
-            let (down, s) = self.discrete_laplace_rate(false)?;
-            if down == up {
-                return Ok(None);
-            }
-            let law = DiscreteLaw::discrete_laplace(down, s).map_err(|_| {
-                SpecError(format!(
-                    "discrete-laplace: sensitivity/scale = {:e} is outside the supported \
-                     range (0, 700]",
-                    s as f64 / scale
-                ))
-            })?;
-            return Ok(Some((Box::new(law), None)));
+            let (_, up) = self.discrete_laplace_law(true)?;
+            let (law, down) = self.discrete_laplace_law(false)?;
+            return Ok((down != up).then(|| -> Laws { (Box::new(law), None) }));
         }
         Ok(self.allocation_laws()?.map(|l| -> Laws {
             (
@@ -938,21 +922,23 @@ impl MechanismSpec {
         }))
     }
 
-    /// The discrete Laplace mechanism's rate `t` bounding `1/scale` on the side asked, with
-    /// its integer shift `s` (sensitivity times group): [`discrete_laplace_rate`].
-    fn discrete_laplace_rate(&self, up: bool) -> Result<(f64, u64), SpecError> {
+    /// The discrete Laplace mechanism's law at the rate `t` bounding `1/scale` on the side
+    /// asked ([`discrete_laplace_rate`]), its shift the sensitivity times the group, and
+    /// that rate; the law's own error (naming `1/scale` or `sensitivity/scale`) else.
+    fn discrete_laplace_law(&self, up: bool) -> Result<(DiscreteLaw, f64), SpecError> {
         let MechanismKind::DiscreteLaplace { scale } = self.kind else {
             return Err(SpecError(format!("{}: not a discrete Laplace", self.text)));
         };
         let s = self.sensitivity as u64 * self.pipeline.group as u64;
-        discrete_laplace_rate(scale, s, up)
-            .map(|t| (t, s))
-            .ok_or_else(|| {
-                SpecError(format!(
-                    "discrete-laplace: 1/scale = {:e} is outside the supported range [1e-8, 700]",
-                    1.0 / scale
-                ))
-            })
+        let err = |e: crate::error::CompositionError| SpecError(format!("discrete-laplace: {e}"));
+        let t = discrete_laplace_rate(scale, s, up).ok_or_else(|| {
+            err(crate::error::out_of_range(
+                "1/scale",
+                1.0 / scale,
+                "[1e-9, 700]",
+            ))
+        })?;
+        Ok((DiscreteLaw::discrete_laplace(t, s).map_err(err)?, t))
     }
 
     /// A fixed-size batch under replace-one (§2.7, "Adaptive order"): its two orders,

@@ -84,6 +84,14 @@ impl DiscreteLaw {
     }
 }
 
+/// The standard deviation of a finite law of atoms `(loss, P-mass)` (the scale a first
+/// grid step is a fraction of).
+pub(crate) fn atoms_sd(atoms: &[(f64, f64)]) -> f64 {
+    let m: f64 = atoms.iter().map(|&(x, p)| x * p).sum();
+    let v: f64 = atoms.iter().map(|&(x, p)| p * (x - m) * (x - m)).sum();
+    v.sqrt()
+}
+
 /// Largest integer sensitivity of the discrete Laplace mechanism (its law has one atom
 /// per loss value, `s + 1` of them).
 pub const MAX_DISCRETE_SENSITIVITY: u64 = 100_000;
@@ -125,7 +133,7 @@ impl DiscreteLaw {
     /// integer sensitivity `s` (docs/accountant.md §2.12): the loss
     /// `ℓ(x) = t(|x − s| − |x|)` takes `s + 1` values, `st` (x ≤ 0, P-mass
     /// `1/(1 + e^{−t})`), `−st` (x ≥ s, `e^{−st}/(1 + e^{−t})`) and `(s − 2x)t` between
-    /// (`tanh(t/2)·e^{−xt}`). `t` in [1e-8, 700] with `st ≤ 700` (the smallest mass a
+    /// (`tanh(t/2)·e^{−xt}`). `t` in [1e-9, 700] with `st ≤ 700` (the smallest mass a
     /// normal float) and few enough significant bits that every `kt`, `|k| ≤ s`, is exact
     /// ([`discrete_laplace_rate`]); `s` in [1, [`MAX_DISCRETE_SENSITIVITY`]].
     ///
@@ -139,8 +147,8 @@ impl DiscreteLaw {
     /// assert!((total - 1.0).abs() < 1e-15);
     /// ```
     pub fn discrete_laplace(t: f64, s: u64) -> Result<Self> {
-        if !(t.is_finite() && (1e-8..=700.0).contains(&t)) {
-            return Err(out_of_range("1/scale", t, "[1e-8, 700]"));
+        if !(t.is_finite() && (1e-9..=700.0).contains(&t)) {
+            return Err(out_of_range("1/scale", t, "[1e-9, 700]"));
         }
         if !(1..=MAX_DISCRETE_SENSITIVITY).contains(&s) {
             return Err(out_of_range(
@@ -193,9 +201,7 @@ impl LossLaw for DiscreteLaw {
         (f64::NEG_INFINITY, f64::NEG_INFINITY)
     }
     fn loss_scale(&self) -> f64 {
-        let m: f64 = self.atoms.iter().map(|&(x, p)| x * p).sum();
-        let v: f64 = self.atoms.iter().map(|&(x, p)| p * (x - m) * (x - m)).sum();
-        v.sqrt().max(self.unit.unwrap_or(0.0) / 4.0)
+        atoms_sd(&self.atoms).max(self.unit.unwrap_or(0.0) / 4.0)
     }
     fn grid_unit(&self) -> Option<f64> {
         self.unit

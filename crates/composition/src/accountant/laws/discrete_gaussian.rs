@@ -1,6 +1,7 @@
 //! Discrete Gaussian noise on the integers (Canonne, Kamath & Steinke 2020;
 //! docs/accountant.md §2.13): `P(x) ∝ e^{−x²/2σ²}`, integer sensitivity s.
 
+use super::discrete::atoms_sd;
 use super::{ContinuousRange, LossLaw, CELL_REL_ERR};
 use crate::accountant::core::numeric::log_add;
 use crate::error::{out_of_range, Result};
@@ -79,17 +80,13 @@ impl DiscreteGaussianLaw {
         let ln_one_tail = -e1 - (-(-ratio).exp_m1()).ln() - z.ln();
         let ln_cut = log_add(ln_one_tail, ln_one_tail);
         let ln_cut = ln_cut + 1e-9 * (ln_cut.abs() + 1.0);
-        let mean: f64 = atoms.iter().map(|&(x, p)| x * p).sum();
-        let var: f64 = atoms
-            .iter()
-            .map(|&(x, p)| p * (x - mean) * (x - mean))
-            .sum();
+        let scale = atoms_sd(&atoms).max(1e-12);
         Ok(Self {
             atoms,
             ln_cut,
             mass_err: mass_err.max(CELL_REL_ERR),
             pos_err,
-            scale: var.sqrt().max(1e-12),
+            scale,
         })
     }
 }

@@ -8,7 +8,7 @@ use crate::broadcast::{count, number, optional_number};
 use crate::{argument_message, value_error};
 use composition::accountant::input::spec::{kind_keys, Neighbours, Pipeline, Sampling};
 use composition::accountant::query::target::SOLVABLE_KEYS;
-use composition::accountant::{MechanismKind, MechanismSpec, Work, MAX_COUNT};
+use composition::accountant::{MechanismKind, MechanismSpec, NoisyMaxNoise, Work, MAX_COUNT};
 use densities::bounded::BoundedFamily;
 use dpw::account::{AccountRequest, AccountResult, Query};
 use pyo3::prelude::*;
@@ -31,6 +31,15 @@ fn spec_text(kind: &MechanismKind, pipeline: Pipeline, sensitivity: f64, count: 
             format!("discrete-gaussian:sigma={}", num(*sigma))
         }
         MechanismKind::RandomizedResponse { epsilon } => format!("rr:epsilon={}", num(*epsilon)),
+        MechanismKind::BoundedRange { epsilon } => format!("exponential:epsilon={}", num(*epsilon)),
+        MechanismKind::NoisyMax {
+            noise: NoisyMaxNoise::Exponential,
+            epsilon,
+        } => format!("permute-and-flip:epsilon={}", num(*epsilon)),
+        MechanismKind::NoisyMax {
+            noise: NoisyMaxNoise::Laplace,
+            epsilon,
+        } => format!("report-noisy-max:epsilon={},noise=laplace", num(*epsilon)),
         MechanismKind::TruncatedLaplace { epsilon, delta } => format!(
             "truncated-laplace:epsilon={},delta={}",
             num(*epsilon),
@@ -355,6 +364,61 @@ impl Mechanism {
             MechanismKind::TruncatedLaplace { epsilon, delta },
             sensitivity,
         )
+    }
+
+    /// The exponential mechanism, or any epsilon-bounded-range mechanism (§2.14): certified
+    /// above by a pair dominating the whole class under adaptive composition, below by an
+    /// exponential mechanism on two candidates; the output names the gap when it is wider
+    /// than the accuracy.
+    #[staticmethod]
+    #[pyo3(signature = (epsilon), text_signature = "(epsilon)")]
+    fn exponential(epsilon: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let epsilon = finite("epsilon", epsilon)?;
+        Self::one(MechanismKind::BoundedRange { epsilon }, None)
+    }
+
+    /// Permute-and-flip (report-noisy-max with exponential noise of scale 2/epsilon) on
+    /// utilities of sensitivity 1 (§2.15): certified above by randomized response at
+    /// epsilon (every instance is epsilon-DP), below by the mechanism on two candidates;
+    /// the output names the gap when it is wider than the accuracy.
+    #[staticmethod]
+    #[pyo3(signature = (epsilon), text_signature = "(epsilon)")]
+    fn permute_and_flip(epsilon: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let epsilon = finite("epsilon", epsilon)?;
+        Self::one(
+            MechanismKind::NoisyMax {
+                noise: NoisyMaxNoise::Exponential,
+                epsilon,
+            },
+            None,
+        )
+    }
+
+    /// Report-noisy-max on utilities of sensitivity 1 with noise of scale 2/epsilon
+    /// (§2.15): `noise` is "gumbel" (the exponential mechanism), "exponential"
+    /// (permute-and-flip) or "laplace" (randomized response at epsilon above, two
+    /// candidates below).
+    #[staticmethod]
+    #[pyo3(signature = (epsilon, noise), text_signature = "(epsilon, noise)")]
+    fn report_noisy_max(epsilon: &Bound<'_, PyAny>, noise: &str) -> PyResult<Self> {
+        let epsilon = finite("epsilon", epsilon)?;
+        let kind = match noise {
+            "gumbel" => MechanismKind::BoundedRange { epsilon },
+            "exponential" => MechanismKind::NoisyMax {
+                noise: NoisyMaxNoise::Exponential,
+                epsilon,
+            },
+            "laplace" => MechanismKind::NoisyMax {
+                noise: NoisyMaxNoise::Laplace,
+                epsilon,
+            },
+            other => {
+                return Err(value_error(format!(
+                    "noise = '{other}' is not one of: gumbel, exponential, laplace"
+                )))
+            }
+        };
+        Self::one(kind, None)
     }
 
     /// Any (epsilon, delta)-DP mechanism, by its worst-case pair (Kairouz, Oh & Viswanath;

@@ -107,6 +107,28 @@ def test_discrete_gaussian_one_use_is_the_sum_over_the_integers():
     assert b.lower <= exact * (1 + 1e-9) and exact * (1 - 1e-9) <= b.upper
 
 
+def test_exponential_mechanism_brackets_the_optimal_non_adaptive_composition():
+    # Randomized response at eps/2 (attained) below, the class's dominating pair above.
+    eps, k, x = 0.2, 50, 1.5
+    b = dpw.Mechanism.exponential(eps).compose(k).delta(x)
+    assert b.lower <= ref.rr_delta(x, eps / 2, k) * (1 + 1e-9)
+    assert b.upper >= ref.rr_delta(x, eps / 2, k)
+
+
+def test_permute_and_flip_two_candidates_are_its_lower_end():
+    # On two candidates whose utilities swap, permute-and-flip outputs the better one
+    # with probability 1 - exp(-eps/2)/2: randomized response at ln(2 exp(eps/2) - 1).
+    eps, k, x = 0.5, 20, 1.0
+    e2 = math.log(2 * math.exp(eps / 2) - 1)
+    b = dpw.Mechanism.permute_and_flip(eps).compose(k).delta(x)
+    assert b.lower <= ref.rr_delta(x, e2, k) * (1 + 1e-9) <= b.upper * (1 + 1e-9)
+    assert b.upper >= ref.rr_delta(x, eps, k) * (1 - 1e-9)
+    same = dpw.Mechanism.report_noisy_max(eps, "exponential").compose(k).delta(x)
+    assert (same.lower, same.upper) == (b.lower, b.upper)
+    with pytest.raises(ValueError, match="noise"):
+        dpw.Mechanism.report_noisy_max(eps, "normal")
+
+
 def test_approx_dp_takes_no_sensitivity():
     with pytest.raises(ValueError, match="sensitivity does not apply"):
         dpw.Mechanism("approx-dp:epsilon=1,delta=1e-6,sensitivity=2")

@@ -165,6 +165,8 @@ pub fn accountant_seconds(spec: &MechanismSpec, accuracy: f64) -> f64 {
         | MechanismKind::Laplace { .. }
         | MechanismKind::DiscreteLaplace { .. }
         | MechanismKind::DiscreteGaussian { .. }
+        | MechanismKind::BoundedRange { .. }
+        | MechanismKind::NoisyMax { .. }
         | MechanismKind::RandomizedResponse { .. }
         | MechanismKind::TruncatedLaplace { .. }
         | MechanismKind::ApproxDp { .. } => 0.05,

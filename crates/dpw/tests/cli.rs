@@ -891,7 +891,29 @@ fn account_composes_heterogeneous_lists_and_reports_delta_as_json() {
 #[test]
 fn account_refuses_bad_specs_and_questions_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 12] = [
+        (
+            &["--mechanism", "exponential:epsilon=90", "--delta", "1e-6"],
+            "epsilon = 90 is outside the allowed range [1e-6, 50]",
+        ),
+        (
+            &[
+                "--mechanism",
+                "permute-and-flip:epsilon=0",
+                "--delta",
+                "1e-6",
+            ],
+            "epsilon = 0 is outside the allowed range [1e-6, 50]",
+        ),
+        (
+            &[
+                "--mechanism",
+                "report-noisy-max:epsilon=1,noise=gauss",
+                "--delta",
+                "1e-6",
+            ],
+            "noise = 'gauss' is not one of: gumbel, exponential, laplace",
+        ),
         (
             &[
                 "--mechanism",

@@ -521,6 +521,23 @@ fn spec_string(rng: &mut impl Rng) -> String {
             mix(rng, &["1", "2"], &["1.5", "0", "1e3", "nan"])
         ),
         format!(
+            "exponential:epsilon={}",
+            mix(rng, &["0.01", "1", "50"], &bad)
+        ),
+        format!(
+            "permute-and-flip:epsilon={}",
+            mix(rng, &["0.01", "1", "50"], &bad)
+        ),
+        format!(
+            "report-noisy-max:epsilon={},noise={}",
+            mix(rng, &["0.01", "1", "50"], &bad),
+            mix(
+                rng,
+                &["gumbel", "exponential", "laplace"],
+                &["", "normal", "Laplace"]
+            )
+        ),
+        format!(
             "approx-dp:epsilon={},delta={}",
             mix(rng, &good, &bad),
             mix(rng, &["1e-6", "0"], &["1", "-1", "nan"])

@@ -26,7 +26,7 @@
 //!    log-space arithmetic.
 //! 2. [`laws`]: the [`LossLaw`] trait and one file per mechanism family (Gaussian,
 //!    clipped Laplace and randomized response, finite discrete laws, the discrete
-//!    Gaussian, bounded noise).
+//!    Gaussian, the bounded-range class, bounded noise).
 //! 3. [`sampling`]: laws made from other laws: subsampled (Poisson and fixed-size
 //!    batches), symmetrized, mixtures (replace-one, groups), revealed mixtures, a
 //!    balls-in-bins epoch's laws, the max statistic.
@@ -63,7 +63,7 @@ pub use self::core::pages::keep_freed_memory;
 pub use self::core::work::Work;
 pub use compose::tilted::{Factor, TiltedSum};
 pub use grid::lattice::{GridCells, Lattice};
-pub use input::spec::{MechanismKind, MechanismSpec, SpecError};
+pub use input::spec::{MechanismKind, MechanismSpec, NoisyMaxNoise, SpecError};
 pub use laws::{
     BoundedNoiseLaw, ClippedLaplaceLaw, ContinuousRange, DiscreteLaw, GaussianLaw, LossLaw,
 };

@@ -2,7 +2,7 @@
 
 use super::{AccountRequest, AccountResult, Query};
 use composition::accountant::input::schedule::MAX_EXACT_LAWS;
-use composition::accountant::{MechanismKind, MechanismSpec};
+use composition::accountant::{MechanismKind, MechanismSpec, NoisyMaxNoise};
 use serde::Serialize;
 
 /// A number in shortest round-trip form; a δ below `f64`'s range is written from its
@@ -133,7 +133,16 @@ fn kind_params(m: &MechanismSpec) -> serde_json::Value {
         MechanismKind::Laplace { scale } | MechanismKind::DiscreteLaplace { scale } => {
             json!({ "scale": scale })
         }
-        MechanismKind::RandomizedResponse { epsilon } => json!({ "epsilon": epsilon }),
+        MechanismKind::RandomizedResponse { epsilon } | MechanismKind::BoundedRange { epsilon } => {
+            json!({ "epsilon": epsilon })
+        }
+        MechanismKind::NoisyMax { noise, epsilon } => json!({
+            "epsilon": epsilon,
+            "noise": match noise {
+                NoisyMaxNoise::Exponential => "exponential",
+                NoisyMaxNoise::Laplace => "laplace",
+            }
+        }),
         MechanismKind::TruncatedLaplace { epsilon, delta }
         | MechanismKind::ApproxDp { epsilon, delta } => {
             json!({ "epsilon": epsilon, "delta": delta })
@@ -384,7 +393,7 @@ pub fn render_table(req: &AccountRequest, r: &AccountResult) -> String {
     } else if r.schedule.is_some_and(|n| n.ratio.is_some()) {
         " (the requested accuracy was not reached: the schedule's rounding onto its lattices sets the width, docs/accountant.md §2.8; the bracket is still certified)"
     } else if composition::accountant::input::spec::has_dominated_laws(&req.mechanisms) {
-        " (the requested accuracy was not reached: the width holds the gap between the dominating pair that certifies the upper end and the dominated one that certifies the lower, which no finer grid closes; fixed-size batches under replace-one: docs/accountant.md §2.7, Adaptive order; balls-in-bins: §2.10)"
+        " (the requested accuracy was not reached: the width holds the gap between the dominating pair that certifies the upper end and the dominated one that certifies the lower, which no finer grid closes; fixed-size batches under replace-one: docs/accountant.md §2.7, Adaptive order; balls-in-bins: §2.10; the exponential mechanism: §2.14; permute-and-flip, report-noisy-max: §2.15)"
     } else {
         " (the requested accuracy was not reached: a finer grid no longer narrowed the bracket, or would exceed the bin budget; the bracket is still certified)"
     };

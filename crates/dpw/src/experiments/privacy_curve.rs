@@ -16,14 +16,23 @@
 //! ```
 //! With `vary = "count"` each mechanism is used `x` times (times its own `count=`);
 //! `vary = "delta"` reports ε at each δ of the grid, `vary = "epsilon"` δ at each ε.
+//! A series may compose several SPECs (`specs = ["exponential:epsilon=0.1", "gaussian:sigma=20"]`
+//! instead of `spec`; with `vary = "count"` each is used `x` times its own count), through
+//! `"pld"` or `"lower_bound"` only, and may name the `panel` it is drawn in (default
+//! `main`; the panels in the order first named).
 //! A mechanism may name its own `accountant`: `"rdp"` (the Rényi-DP moments accountant
 //! with the conversion of Balle et al. 2020,
 //! [`composition::rdp`], an upper bound on ε) applies to `gaussian` and
 //! `subsampled-gaussian` when ε is reported; `"zcdp"` (ρ = count·Δ²/(2σ²) with the
-//! Canonne–Kamath–Steinke conversion) to `gaussian`; `"optimal_dp"` (optimal composition
-//! of ε₀-DP, or (ε₀, δ₀)-DP for the truncated Laplacian) to `rr`, `laplace` and
-//! `truncated-laplace`; `"concentration"` (Cesar & Rogers' bound, eq. 3, an upper bound on
-//! ε) to `rr`, `laplace` and `gaussian` when ε is reported; `"lower_bound"` (the certified
+//! Canonne–Kamath–Steinke conversion) to `gaussian`, and ρ = count·ε²/8 to `exponential`
+//! (Cesar & Rogers, Lemma 3.2); `"optimal_dp"` (optimal composition of ε₀-DP, or
+//! (ε₀, δ₀)-DP for the truncated Laplacian) to `rr`, `laplace`, `truncated-laplace`,
+//! `approx-dp` and the selection kinds (`exponential`, `permute-and-flip`,
+//! `report-noisy-max`, each by its ε); `"optimal_br"` (Dong, Durfee & Rogers' optimal
+//! *non-adaptive* composition of ε-bounded-range mechanisms, exact) to `exponential`;
+//! `"concentration"` (Cesar & Rogers' bound, eq. 3, an upper bound on ε) to `rr`,
+//! `laplace`, `gaussian`, `exponential` (as ε-BR) and the other selection kinds (as ε-DP)
+//! when ε is reported; `"lower_bound"` (the certified
 //! accountant's lower end only, `y = y_lo = y_hi`) to any mechanism, and it is the only
 //! one for `sampling=shuffle` (docs/accountant.md §2.9).
 //! Anything else is refused in one line.
@@ -34,7 +43,7 @@
 //! exactly, beyond that each end from a copy of the schedule built on a lattice on its side);
 //! with `vary = "count"` the grid value repeats the whole schedule (e.g. epochs). Only the
 //! certified accountant (`"pld"`, `"lower_bound"`) takes a schedule.
-//! One series per mechanism key, one panel `main`; `y` is the bracket's midpoint,
+//! One series per mechanism key; `y` is the bracket's midpoint,
 //! `y_lo,y_hi` its certified ends.
 //! Columns: `panel,series,x,y,y_lo,y_hi,count,epsilon,delta` (the reported quantity's
 //! column holds the midpoint; an `rdp` bound has `y_lo = y_hi = y`).
@@ -70,6 +79,10 @@ enum Vary {
 struct MechanismInput {
     key: String,
     spec: Option<String>,
+    /// Several SPECs composed, instead of `spec`.
+    specs: Option<Vec<String>>,
+    /// The panel the series is drawn in (default `main`).
+    panel: Option<String>,
     /// A schedule CSV (`sigma,q,count`), relative to the manifest, instead of `spec`.
     schedule: Option<String>,
     accountant: Option<String>,
@@ -95,6 +108,10 @@ enum Method {
     /// mechanisms (rr, laplace) by their ε₀, the Gaussian as concentrated DP; an upper
     /// bound on ε.
     Concentration,
+    /// Dong, Durfee & Rogers' optimal composition of k ε-bounded-range mechanisms chosen
+    /// in advance (docs/accountant.md §2.14): exact for that case, not for adaptive
+    /// choices.
+    OptimalBr,
 }
 
 #[derive(Debug, Deserialize)]
@@ -119,6 +136,10 @@ struct PrivacyCurve {
     /// `(key, spec, method)`; for a schedule series the spec is its first segment's
     /// (for the checks that look at the kind) and the schedule is in `schedules`.
     mechanisms: Vec<(String, MechanismSpec, Method)>,
+    /// The further SPECs each series composes with its first (`specs`).
+    with: Vec<Vec<MechanismSpec>>,
+    /// The panel of each series.
+    panels: Vec<String>,
     schedules: Vec<Option<Accounted>>,
 }
 
@@ -141,6 +162,26 @@ fn series_inputs(
             return Err(KeyError::new(format!("{at}[{i}].key"), "must not be empty"));
         }
         match (&m.spec, &m.schedule) {
+            (None, None) if m.specs.is_some() => {
+                let list = m.specs.as_deref().unwrap_or_default();
+                let Some(first) = list.first() else {
+                    return Err(KeyError::new(
+                        format!("{at}[{i}].specs"),
+                        "must list at least one SPEC",
+                    ));
+                };
+                out.push((
+                    m.key.clone(),
+                    super::mechanism_spec(at, i, &m.key, first)?,
+                    None,
+                ));
+            }
+            (Some(_), None) | (None, Some(_)) if m.specs.is_some() => {
+                return Err(KeyError::new(
+                    format!("{at}[{i}]"),
+                    "give exactly one of spec, specs (a list of SPECs) or schedule",
+                ))
+            }
             (Some(spec), None) => {
                 out.push((
                     m.key.clone(),
@@ -173,7 +214,7 @@ fn series_inputs(
             _ => {
                 return Err(KeyError::new(
                     format!("{at}[{i}]"),
-                    "give exactly one of spec (a SPEC string) or schedule (a sigma,q,count CSV)",
+                    "give exactly one of spec (a SPEC string), specs (a list) or schedule (a sigma,q,count CSV)",
                 ))
             }
         }
@@ -205,15 +246,17 @@ fn method(name: &str, key: &str) -> Result<Method, KeyError> {
         "zcdp" => Ok(Method::Zcdp),
         "optimal_dp" => Ok(Method::OptimalDp),
         "concentration" => Ok(Method::Concentration),
+        "optimal_br" => Ok(Method::OptimalBr),
         "lower_bound" => Ok(Method::LowerBound),
         other => Err(KeyError::new(
             key,
             format!(
                 "\"{other}\" is not available: \"pld\" (certified, any mechanism), \"rdp\" \
-                 (gaussian, subsampled-gaussian), \"zcdp\" (gaussian) or \"optimal_dp\" (rr, \
-                 laplace, truncated-laplace) or \"concentration\" (rr, laplace, gaussian) or \
-                 \"lower_bound\" (a certified lower bound, any mechanism; the only one for \
-                 sampling=shuffle)"
+                 (gaussian, subsampled-gaussian), \"zcdp\" (gaussian, exponential) or \
+                 \"optimal_dp\" (rr, laplace, truncated-laplace, approx-dp, the selection \
+                 kinds) or \"concentration\" (rr, laplace, gaussian, the selection kinds) or \
+                 \"optimal_br\" (exponential, chosen in advance) or \"lower_bound\" (a \
+                 certified lower bound, any mechanism; the only one for sampling=shuffle)"
             ),
         )),
     }
@@ -231,12 +274,50 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
     )?;
     let mut mechanisms = Vec::with_capacity(p.mechanisms.len());
     let mut schedules = Vec::with_capacity(p.mechanisms.len());
+    let mut with = Vec::with_capacity(p.mechanisms.len());
+    let mut panels: Vec<String> = Vec::with_capacity(p.mechanisms.len());
     for (i, (m, (_, spec, schedule))) in p.mechanisms.iter().zip(series).enumerate() {
         let akey = format!("params.mechanisms[{i}].accountant");
         let meth = match &m.accountant {
             Some(a) => method(a, &akey)?,
             None => global,
         };
+        let more: Vec<MechanismSpec> = match &m.specs {
+            Some(list) => list[1..]
+                .iter()
+                .map(|t| {
+                    t.parse().map_err(|e: composition::accountant::SpecError| {
+                        KeyError::new(format!("params.mechanisms[{i}].specs"), e.0)
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+            None => Vec::new(),
+        };
+        if !more.is_empty() && !matches!(meth, Method::Pld | Method::LowerBound) {
+            return Err(KeyError::new(
+                format!("params.mechanisms[{i}].specs"),
+                "a list of SPECs is composed by \"pld\" or \"lower_bound\" only",
+            ));
+        }
+        if let Some(extra) = more.iter().find(|s| s.lower_bound_only()) {
+            return Err(KeyError::new(
+                format!("params.mechanisms[{i}].specs"),
+                format!(
+                    "{}: no certified upper bound is known for this sampler; it cannot be \
+                     composed in a list",
+                    extra.text
+                ),
+            ));
+        }
+        let panel = m.panel.clone().unwrap_or_else(|| "main".into());
+        if panel.is_empty() {
+            return Err(KeyError::new(
+                format!("params.mechanisms[{i}].panel"),
+                "must not be empty",
+            ));
+        }
+        panels.push(panel);
+        with.push(more);
         if schedule.is_some() && !matches!(meth, Method::Pld | Method::LowerBound) {
             return Err(KeyError::new(
                 if m.accountant.is_some() {
@@ -262,20 +343,28 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
                 spec.kind,
                 MechanismKind::Gaussian { .. } | MechanismKind::SubsampledGaussian { .. }
             ),
-            Method::Zcdp => matches!(spec.kind, MechanismKind::Gaussian { .. }),
+            Method::Zcdp => matches!(
+                spec.kind,
+                MechanismKind::Gaussian { .. } | MechanismKind::BoundedRange { .. }
+            ),
             Method::OptimalDp => matches!(
                 spec.kind,
                 MechanismKind::RandomizedResponse { .. }
                     | MechanismKind::Laplace { .. }
                     | MechanismKind::TruncatedLaplace { .. }
                     | MechanismKind::ApproxDp { .. }
+                    | MechanismKind::BoundedRange { .. }
+                    | MechanismKind::NoisyMax { .. }
             ),
             Method::Concentration => matches!(
                 spec.kind,
                 MechanismKind::RandomizedResponse { .. }
                     | MechanismKind::Laplace { .. }
                     | MechanismKind::Gaussian { .. }
+                    | MechanismKind::BoundedRange { .. }
+                    | MechanismKind::NoisyMax { .. }
             ),
+            Method::OptimalBr => matches!(spec.kind, MechanismKind::BoundedRange { .. }),
         };
         let where_ = if m.accountant.is_some() {
             akey
@@ -297,6 +386,9 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
                 "\"rdp\" and \"concentration\" report epsilon at a delta only (use delta, or vary = \"delta\")",
             ));
         }
+        if meth == Method::OptimalBr && spec.pipeline.group != 1 {
+            return Err(KeyError::new(where_, "\"optimal_br\" takes no group"));
+        }
         mechanisms.push((m.key.clone(), spec, meth));
         schedules.push(schedule);
     }
@@ -313,6 +405,10 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
                 for (j, ((_, s, _), sch)) in mechanisms.iter().zip(&schedules).enumerate() {
                     let (count, what) = match sch {
                         Some(sch) => (sch.steps, "schedule"),
+                        None if !with[j].is_empty() => (
+                            with[j].iter().map(|m| m.count).fold(s.count, u64::max),
+                            "specs",
+                        ),
                         None => (s.count, "spec"),
                     };
                     if x * count as f64 > MAX_COUNT as f64 {
@@ -373,8 +469,14 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         .iter()
         .zip(&schedules)
         .filter(|(m, _)| matches!(m.2, Method::Pld | Method::LowerBound))
-        .map(|(m, sch)| match sch {
-            None => crate::ranges::accountant_seconds(&m.1, acc),
+        .zip(&with)
+        .map(|((m, sch), more)| match sch {
+            None => {
+                more.iter()
+                    .map(|s| crate::ranges::accountant_seconds(s, acc))
+                    .fold(crate::ranges::accountant_seconds(&m.1, acc), f64::max)
+                    * (1 + more.len()) as f64
+            }
             Some(s) => schedule_seconds(s, acc),
         })
         .collect();
@@ -396,6 +498,8 @@ fn prepare(input: &ParamsInput<'_>) -> Result<Box<dyn Job>, KeyError> {
         accuracy,
         mechanisms,
         schedules,
+        with,
+        panels,
     }))
 }
 
@@ -409,7 +513,13 @@ fn nonnegative(key: &str, v: f64) -> Result<f64, KeyError> {
 
 impl Job for PrivacyCurve {
     fn panel_keys(&self) -> Vec<String> {
-        vec!["main".into()]
+        let mut out: Vec<String> = Vec::new();
+        for p in &self.panels {
+            if !out.contains(p) {
+                out.push(p.clone());
+            }
+        }
+        out
     }
 
     fn series_keys(&self) -> Vec<String> {
@@ -447,8 +557,12 @@ impl PrivacyCurve {
     fn row(&self, j: usize, x: f64) -> Result<Row, String> {
         let (key, spec, meth) = &self.mechanisms[j];
         let mut s = spec.clone();
+        let mut more = self.with[j].clone();
         if self.vary == Vary::Count {
             s.count = (x as u64) * spec.count;
+            for m in &mut more {
+                m.count *= x as u64;
+            }
         }
         let (report_eps, given) = match self.vary {
             Vary::Count => match (self.delta, self.epsilon) {
@@ -476,12 +590,16 @@ impl PrivacyCurve {
                 (e, e, e)
             }
             Method::Zcdp => {
-                let MechanismKind::Gaussian { sigma } = s.kind else {
-                    unreachable!("validated in prepare")
+                let one = match s.kind {
+                    MechanismKind::Gaussian { sigma } => {
+                        composition::zcdp::gaussian_rho(s.sensitivity, sigma)
+                            .map_err(|e| format!("{key}: {e}"))?
+                    }
+                    // ε-BR is ε²/8-zCDP (Cesar & Rogers, Lemma 3.2).
+                    MechanismKind::BoundedRange { epsilon } => epsilon * epsilon / 8.0,
+                    _ => unreachable!("validated in prepare"),
                 };
-                let rho = s.count as f64
-                    * composition::zcdp::gaussian_rho(s.sensitivity, sigma)
-                        .map_err(|e| format!("{key}: {e}"))?;
+                let rho = s.count as f64 * one;
                 let v = if report_eps {
                     composition::zcdp::epsilon_cks(rho, given)
                 } else {
@@ -496,6 +614,10 @@ impl PrivacyCurve {
                     MechanismKind::Laplace { scale } => (s.sensitivity / scale, 0.0),
                     MechanismKind::TruncatedLaplace { epsilon, delta }
                     | MechanismKind::ApproxDp { epsilon, delta } => (epsilon, delta),
+                    // Each selection taken by its ε-DP guarantee alone (dp_accounting's
+                    // reading of the exponential mechanism).
+                    MechanismKind::BoundedRange { epsilon }
+                    | MechanismKind::NoisyMax { epsilon, .. } => (epsilon, 0.0),
                     _ => unreachable!("validated in prepare"),
                 };
                 let k = s.count;
@@ -517,6 +639,12 @@ impl PrivacyCurve {
                     MechanismKind::Laplace { scale } => {
                         composition::concentration_epsilon(k, 0, s.sensitivity / scale, &[], given)
                     }
+                    MechanismKind::BoundedRange { epsilon } => {
+                        composition::concentration_epsilon(0, k, epsilon, &[], given)
+                    }
+                    MechanismKind::NoisyMax { epsilon, .. } => {
+                        composition::concentration_epsilon(k, 0, epsilon, &[], given)
+                    }
                     MechanismKind::Gaussian { sigma } => {
                         // k uses: mean k r²/2 and subgaussian τ² = k r² (r = Δ/σ).
                         let r = s.sensitivity / sigma;
@@ -526,6 +654,18 @@ impl PrivacyCurve {
                         })
                     }
                     _ => unreachable!("validated in prepare"),
+                }
+                .map_err(|e| format!("{key} at x = {x}: {e}"))?;
+                (v, v, v)
+            }
+            Method::OptimalBr => {
+                let MechanismKind::BoundedRange { epsilon } = s.kind else {
+                    unreachable!("validated in prepare")
+                };
+                let v = if report_eps {
+                    composition::br_epsilon(s.count, epsilon, given)
+                } else {
+                    composition::br_delta(s.count, epsilon, given)
                 }
                 .map_err(|e| format!("{key} at x = {x}: {e}"))?;
                 (v, v, v)
@@ -626,8 +766,8 @@ impl PrivacyCurve {
                 } else {
                     Composition::lower_bound
                 };
-                let mut acc =
-                    build(std::slice::from_ref(&s)).map_err(|e| format!("{key}: {}", e.0))?;
+                let list: Vec<MechanismSpec> = std::iter::once(s.clone()).chain(more).collect();
+                let mut acc = build(&list).map_err(|e| format!("{key}: {}", e.0))?;
                 if let Some(a) = self.accuracy {
                     acc = acc.with_accuracy(a).map_err(|e| format!("{key}: {e}"))?;
                 }
@@ -650,7 +790,7 @@ impl PrivacyCurve {
             (given, mid)
         };
         Ok(Row {
-            panel: "main".into(),
+            panel: self.panels[j].clone(),
             series: key.clone(),
             x,
             y: mid,

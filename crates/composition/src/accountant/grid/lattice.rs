@@ -523,7 +523,9 @@ impl Lattice {
         max_len: usize,
     ) -> Result<Self> {
         let d = grid.step;
-        let infl = CELL_REL_ERR.ln_1p();
+        // The law's own bound on its masses' relative error (the default: the cells'
+        // quadrature's, CELL_REL_ERR), taken to the side of δ growing.
+        let infl = law.mass_rel_err().max(CELL_REL_ERR).ln_1p();
         let mut dense = LogDense::new(true, 0);
         // Each log-space sum raised by its rounding slack (docs/accountant.md §5).
         let raised = |x: f64, ops: f64| x + ln_round(ops, x);
@@ -549,7 +551,6 @@ impl Lattice {
         let lowest = dense.entries.iter().map(|e| e.0).min();
         // A law's own bounds on its atoms' errors (the defaults: the cells' own bound,
         // exact positions), each taken to the side of δ growing.
-        let atom_infl = law.mass_rel_err().max(CELL_REL_ERR).ln_1p();
         let up_err = law.atom_position_err();
         for (x, p) in law.atoms() {
             if p.is_nan() || p <= 0.0 {
@@ -559,11 +560,11 @@ impl Lattice {
             // (δ can only grow), so that it does not stretch the grid.
             if let Some(lo_idx) = lowest {
                 if p.ln() < ln_tail && x + up_err < lo_idx as f64 * d {
-                    dense.push(lo_idx, raised(p.ln() + atom_infl, 2.0));
+                    dense.push(lo_idx, raised(p.ln() + infl, 2.0));
                     continue;
                 }
             }
-            dense.split_atom(x, up_err, p.ln(), d, ln_dm, atom_infl)?;
+            dense.split_atom(x, up_err, p.ln(), d, ln_dm, infl)?;
         }
         dense.finish(d, ln_inf, max_len)
     }
@@ -611,7 +612,8 @@ impl Lattice {
         uses: u64,
     ) -> Result<Self> {
         let d = grid.step;
-        let defl = (-CELL_REL_ERR).ln_1p();
+        let rel = law.mass_rel_err().max(CELL_REL_ERR);
+        let defl = (-rel).ln_1p();
         // Each log-space mass lowered by its rounding slack (docs/accountant.md §5).
         let lowered = |x: f64, ops: f64| x - ln_round(ops, x);
         // Merged atoms (loss, ln P-mass).
@@ -625,7 +627,7 @@ impl Lattice {
                     continue;
                 }
                 let (a, b) = (c.j as f64 * d, (c.j + c.k) as f64 * d);
-                let x = merged_loss(a, b, c.lp, c.lm) - merged_loss_error(a, b, c.lp, c.lm);
+                let x = merged_loss(a, b, c.lp, c.lm) - merged_loss_error(a, b, c.lp, c.lm, rel);
                 items.push((x, 0.0, lowered(c.lp + defl, 2.0)));
             }
         }
@@ -643,7 +645,6 @@ impl Lattice {
                     .map(|a| a.0),
             )
             .fold(f64::INFINITY, f64::min);
-        let atom_defl = (-law.mass_rel_err().max(CELL_REL_ERR)).ln_1p();
         let down_err = if law.atom_position_err() > 0.0 {
             -law.atom_position_err()
         } else {
@@ -652,7 +653,7 @@ impl Lattice {
         for (x, p) in atoms {
             // Negligible atoms far below the kept range are dropped (δ can only shrink).
             if p > 0.0 && !(p.ln() < ln_tail && x < lowest) {
-                items.push((x, down_err, lowered(p.ln() + atom_defl, 2.0)));
+                items.push((x, down_err, lowered(p.ln() + defl, 2.0)));
             }
         }
         items.sort_by(|u, v| v.0.total_cmp(&u.0));
@@ -750,12 +751,12 @@ pub(crate) fn merged_loss(a: f64, b: f64, lp: f64, lm: f64) -> f64 {
 /// (relative to `r`), and to the positions' rounding inside the quadrature
 /// ([`position_round`] of the edges, absolute); the loss `a − ln(1 − r)` moves by that
 /// over `1 − r ≥ e^{a − b}`, plus its own rounding. The dominated discretisation lowers
-/// the atom by it (δ shrinks when a loss moves down).
-pub(crate) fn merged_loss_error(a: f64, b: f64, lp: f64, lm: f64) -> f64 {
+/// the atom by it (δ shrinks when a loss moves down). `rel`: the cell masses' relative
+/// error bound (the law's, at least [`CELL_REL_ERR`]).
+pub(crate) fn merged_loss_error(a: f64, b: f64, lp: f64, lm: f64, rel: f64) -> f64 {
     let r = (lm - lp).exp().min(1.0);
     let edge = a.abs().max(b.abs());
-    let r_err =
-        r * (4.0 * CELL_REL_ERR + chain_rounding(&[lp, lm, lm - lp])) + position_round(edge);
+    let r_err = r * (4.0 * rel + chain_rounding(&[lp, lm, lm - lp])) + position_round(edge);
     2.0 * r_err * (b - a).exp() + position_round(edge)
 }
 

@@ -9,6 +9,9 @@
 //! | `truncated-laplace` | `epsilon`, `delta` | [`ClippedLaplaceLaw::truncated_laplace`] (§2.3) |
 //! | `discrete-laplace` | `scale` | [`DiscreteLaw::discrete_laplace`], `P(x) ∝ e^{−|x|/b}` on the integers, integer sensitivity (§2.12) |
 //! | `discrete-gaussian` | `sigma` | [`DiscreteGaussianLaw`], `P(x) ∝ e^{−x²/2σ²}` on the integers, integer sensitivity (§2.13) |
+//! | `exponential` (or `bounded-range`) | `epsilon` | the ε-bounded-range class: [`BoundedRangeLaw`] above, randomized response at ε/2 below (§2.14) |
+//! | `permute-and-flip` | `epsilon` | ε-DP selection: randomized response at ε above, the mechanism on two candidates below (§2.15) |
+//! | `report-noisy-max` | `epsilon`, `noise` (`gumbel`, `exponential`, `laplace`; scale 2/ε) | `gumbel` is `exponential`, `exponential` is `permute-and-flip`; `laplace`: randomized response at ε above, two candidates below (§2.15) |
 //! | `approx-dp` | `epsilon`, `delta` | [`DiscreteLaw::approx_dp`]: any (ε, δ)-DP black box (§2.11) |
 //! | `bounded` | `family` (`power` with `alpha`, or `exp`), `radius` | [`BoundedNoiseLaw`] (§2.5) |
 //! | `subsampled-gaussian` | `sigma`, `q` | [`SubsampledLaw`], Poisson rate q, both directions (§2.6) |
@@ -26,7 +29,8 @@
 use crate::accountant::core::answer::MAX_COUNT;
 use crate::accountant::laws::discrete::{discrete_laplace_rate, MAX_DISCRETE_SENSITIVITY};
 use crate::accountant::laws::{
-    BoundedNoiseLaw, ClippedLaplaceLaw, DiscreteGaussianLaw, DiscreteLaw, GaussianLaw, LossLaw,
+    BoundedNoiseLaw, BoundedRangeLaw, ClippedLaplaceLaw, DiscreteGaussianLaw, DiscreteLaw,
+    GaussianLaw, LossLaw,
 };
 use crate::accountant::sampling::allocation::{epoch_laws, EpochGrid, EpochLaws};
 use crate::accountant::sampling::max_statistic::MaxStatisticLaw;
@@ -49,6 +53,16 @@ impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// The noise of [`MechanismKind::NoisyMax`] (Gumbel noise is the exponential mechanism,
+/// [`MechanismKind::BoundedRange`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoisyMaxNoise {
+    /// Exponential noise: permute-and-flip (Ding et al. 2021).
+    Exponential,
+    /// Laplace noise.
+    Laplace,
 }
 
 impl std::error::Error for SpecError {}
@@ -82,6 +96,22 @@ pub enum MechanismKind {
     DiscreteGaussian {
         /// σ ∈ [0.5, 1e4].
         sigma: f64,
+    },
+    /// The exponential mechanism, or any `epsilon`-bounded-range mechanism (docs/accountant.md
+    /// §2.14): certified above by a pair dominating the whole class, below by an
+    /// exponential mechanism on two candidates.
+    BoundedRange {
+        /// ε ∈ [1e-6, 50].
+        epsilon: f64,
+    },
+    /// Report-noisy-max of utilities of sensitivity 1 with exponential noise (= permute-and-flip)
+    /// or Laplace noise, of scale 2/`epsilon` (docs/accountant.md §2.15): certified above by
+    /// the ε-DP worst case, below by the mechanism on two candidates.
+    NoisyMax {
+        /// The noise: exponential (permute-and-flip) or Laplace.
+        noise: NoisyMaxNoise,
+        /// ε ∈ [1e-6, 50].
+        epsilon: f64,
     },
     /// Any (`epsilon`, `delta`)-DP mechanism, by its worst-case pair (docs/accountant.md
     /// §2.11).
@@ -226,7 +256,8 @@ pub struct MechanismSpec {
 }
 
 const KINDS: &str =
-    "gaussian, laplace, discrete-laplace, discrete-gaussian, rr, truncated-laplace, approx-dp, bounded, \
+    "gaussian, laplace, discrete-laplace, discrete-gaussian, rr, exponential, bounded-range, permute-and-flip, \
+     report-noisy-max, truncated-laplace, approx-dp, bounded, \
      subsampled-gaussian, subsampled-laplace";
 
 /// The keys of a kind besides `sensitivity` and `count` (`None`: no such kind).
@@ -237,6 +268,8 @@ pub fn kind_keys(kind: &str) -> Option<&'static [&'static str]> {
         "rr" => &["epsilon"],
         "truncated-laplace" => &["epsilon", "delta"],
         "approx-dp" => &["epsilon", "delta"],
+        "exponential" | "bounded-range" | "permute-and-flip" => &["epsilon"],
+        "report-noisy-max" => &["epsilon", "noise"],
         "discrete-laplace" => &["scale", "group"],
         "discrete-gaussian" => &["sigma", "group"],
         "bounded" => &["family", "alpha", "radius", "group"],
@@ -613,6 +646,42 @@ impl std::str::FromStr for MechanismSpec {
                     }
                 }
             }
+            "exponential" | "bounded-range" | "permute-and-flip" | "report-noisy-max" => {
+                if get("sensitivity").is_some() {
+                    return Err(SpecError(format!(
+                        "{kind}: sensitivity does not apply (epsilon is the mechanism's own \
+                         bound on the range of its privacy loss; scale the utility instead)"
+                    )));
+                }
+                let e = need("epsilon")?;
+                if !(e.is_finite() && (1e-6..=50.0).contains(&e)) {
+                    return Err(SpecError(format!(
+                        "{kind}: epsilon = {e} is outside the allowed range [1e-6, 50]"
+                    )));
+                }
+                let noise = match (kind, get("noise").as_deref()) {
+                    ("report-noisy-max", Some("gumbel")) => None,
+                    ("report-noisy-max", Some("exponential")) | ("permute-and-flip", _) => {
+                        Some(NoisyMaxNoise::Exponential)
+                    }
+                    ("report-noisy-max", Some("laplace")) => Some(NoisyMaxNoise::Laplace),
+                    ("report-noisy-max", Some(other)) => {
+                        return Err(SpecError(format!(
+                            "{kind}: noise = '{other}' is not one of: gumbel, exponential, laplace"
+                        )))
+                    }
+                    ("report-noisy-max", None) => {
+                        return Err(SpecError(format!(
+                            "{kind}: missing key 'noise' (gumbel, exponential or laplace)"
+                        )))
+                    }
+                    _ => None,
+                };
+                match noise {
+                    None => MechanismKind::BoundedRange { epsilon: e },
+                    Some(noise) => MechanismKind::NoisyMax { noise, epsilon: e },
+                }
+            }
             "approx-dp" => {
                 if get("sensitivity").is_some() {
                     return Err(SpecError(format!(
@@ -832,6 +901,15 @@ impl MechanismSpec {
                         .map_err(|e| SpecError(format!("{kind}: {e}")))?,
                 )
             }
+            MechanismKind::BoundedRange { epsilon } => Box::new(
+                BoundedRangeLaw::new(epsilon)
+                    .map_err(|_| wrap("epsilon", "[1e-6, 50]", epsilon))?,
+            ),
+            MechanismKind::NoisyMax { epsilon, .. } => Box::new(
+                // Every instance is ε-DP: randomized response at ε dominates it (§2.15).
+                DiscreteLaw::randomized_response(epsilon)
+                    .map_err(|_| wrap("epsilon", "[1e-6, 50]", epsilon))?,
+            ),
             MechanismKind::ApproxDp { epsilon, delta } => Box::new(
                 DiscreteLaw::approx_dp(epsilon, delta)
                     .map_err(|_| wrap("epsilon", "[1e-8, 700] with delta in [0, 1)", epsilon))?,
@@ -906,6 +984,26 @@ impl MechanismSpec {
     pub fn lower_laws(&self) -> Result<Option<Laws>, SpecError> {
         if let Some(l) = self.fixed_replace_one_lower()? {
             return Ok(Some(l));
+        }
+        if let MechanismKind::BoundedRange { epsilon } = self.kind {
+            // An attained instance: the exponential mechanism on two candidates whose
+            // utilities swap between the neighbours, randomized response at ε/2 (§2.14).
+            let rr = DiscreteLaw::randomized_response(0.5 * epsilon).map_err(|_| {
+                SpecError(format!(
+                    "exponential: epsilon = {epsilon} is outside the allowed range [1e-6, 50]"
+                ))
+            })?;
+            return Ok(Some((Box::new(rr), None)));
+        }
+        if let MechanismKind::NoisyMax { noise, epsilon } = self.kind {
+            let rr = DiscreteLaw::randomized_response(two_candidates_epsilon(noise, epsilon))
+                .map_err(|_| {
+                    SpecError(format!(
+                        "{}: epsilon = {epsilon} is outside the allowed range [1e-6, 50]",
+                        self.kind_name()
+                    ))
+                })?;
+            return Ok(Some((Box::new(rr), None)));
         }
         if let MechanismKind::DiscreteLaplace { .. } = self.kind {
             // The rate rounded down: more noise, a dominated pair (§2.12); the same law
@@ -1019,6 +1117,12 @@ impl MechanismSpec {
             MechanismKind::RandomizedResponse { .. } => "rr",
             MechanismKind::TruncatedLaplace { .. } => "truncated-laplace",
             MechanismKind::ApproxDp { .. } => "approx-dp",
+            MechanismKind::BoundedRange { .. } => "exponential",
+            MechanismKind::NoisyMax {
+                noise: NoisyMaxNoise::Exponential,
+                ..
+            } => "permute-and-flip",
+            MechanismKind::NoisyMax { .. } => "report-noisy-max",
             MechanismKind::DiscreteLaplace { .. } => "discrete-laplace",
             MechanismKind::DiscreteGaussian { .. } => "discrete-gaussian",
             MechanismKind::Bounded { .. } => "bounded",
@@ -1034,6 +1138,27 @@ impl MechanismSpec {
 pub(crate) type PartCache =
     std::collections::HashMap<(u64, u64, u64, String), (SharedPart, SharedPart)>;
 
+/// The randomized response an instance of report-noisy-max on two candidates is, whose
+/// utilities (1, 0) and (0, 1) swap between the neighbours (docs/accountant.md §2.15):
+/// with exponential noise (permute-and-flip) `P(first) = 1 − e^{−ε/2}/2`, log-odds
+/// `ln(2e^{ε/2} − 1)`; with Laplace noise of scale `b = 2/ε` the difference of the two
+/// noises exceeds `x ≥ 0` with probability `e^{−x/b}(2 + x/b)/4`, so `Q(first) =
+/// T = e^{−ε/2}(2 + ε/2)/4` and the log-odds are `ln((1 − T)/T)`. Lowered by 64 ulps
+/// (relative) against the few roundings of each formula: a lower end's pair may only
+/// be weaker than the instance.
+pub fn two_candidates_epsilon(noise: NoisyMaxNoise, eps: f64) -> f64 {
+    let e = match noise {
+        NoisyMaxNoise::Exponential => (2.0 * (0.5 * eps).exp_m1()).ln_1p(),
+        NoisyMaxNoise::Laplace => {
+            let t = (-0.5 * eps).exp() * (2.0 + 0.5 * eps) / 4.0;
+            // 1 − 2T without cancelling its leading terms.
+            let gap = -(-0.5 * eps).exp_m1() - (-0.5 * eps).exp() * 0.25 * eps;
+            (gap / t).ln_1p()
+        }
+    };
+    e * (1.0 - 64.0 * f64::EPSILON)
+}
+
 /// Whether some spec's lower ends come from dominated laws of their own (a two-sided
 /// bracket whose width includes the gap between two pairs: balls-in-bins epochs,
 /// fixed-size batches under replace-one).
@@ -1044,6 +1169,12 @@ pub fn has_dominated_laws(specs: &[MechanismSpec]) -> bool {
             s.kind,
             MechanismKind::SubsampledGaussian { .. } | MechanismKind::SubsampledLaplace { .. }
         );
+        if matches!(
+            s.kind,
+            MechanismKind::BoundedRange { .. } | MechanismKind::NoisyMax { .. }
+        ) {
+            return true;
+        }
         match (s.pipeline.sampling, s.pipeline.neighbours) {
             (Sampling::Allocation { .. }, _) => true,
             (Sampling::Fixed { batch, n }, Neighbours::ReplaceOne) => subsampled && batch < n,

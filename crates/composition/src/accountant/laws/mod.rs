@@ -4,6 +4,7 @@
 //! [`crate::accountant::input::spec`] (docs/architecture.md).
 
 pub mod bounded_noise;
+pub mod bounded_range;
 pub mod clipped_laplace;
 pub mod discrete;
 pub mod discrete_gaussian;
@@ -11,6 +12,7 @@ pub mod gaussian;
 pub mod loss_law;
 
 pub use bounded_noise::BoundedNoiseLaw;
+pub use bounded_range::BoundedRangeLaw;
 pub use clipped_laplace::ClippedLaplaceLaw;
 pub use discrete::DiscreteLaw;
 pub use discrete_gaussian::DiscreteGaussianLaw;

@@ -289,3 +289,37 @@ fn bad_selection_specs_are_refused_naming_the_key() {
         assert!(e.contains(key) && !e.contains('\n'), "{text}: {e:?}");
     }
 }
+
+/// Permute-and-flip on two candidates meets Laplace(1/ε)'s curve `1 − e^{(x − ε)/2}` at
+/// x with the utilities `(1 − x/ε, 0)` against `(−x/ε, 1)` (docs/accountant.md §2.15): its
+/// enumerated law against the closed form, and no instance of the brute-force sweep above
+/// it (the search behind the docs, in small).
+#[test]
+fn permute_and_flip_meets_the_laplace_curve_one_x_at_a_time() {
+    for &eps in &[0.1, 1.0, 3.0] {
+        let lap = |x: f64| -((x - eps) / 2.0).exp_m1();
+        let xs: Vec<f64> = [0.25, 0.5, 0.9].iter().map(|f| f * eps).collect();
+        for &x in &xs {
+            let r = x / eps;
+            let (p, q) = (
+                permute_and_flip(&[1.0 - r, 0.0], eps),
+                permute_and_flip(&[-r, 1.0], eps),
+            );
+            let d = curve(&p, &q, x);
+            assert!(
+                (d / lap(x) - 1.0).abs() < 1e-12,
+                "ε = {eps}, x = {x}: {d} vs {}",
+                lap(x)
+            );
+        }
+        let f = |u: &[f64]| permute_and_flip(u, eps);
+        for n in 2..=4 {
+            for (w, &x) in largest_curves(&f, n, &xs).iter().zip(&xs) {
+                assert!(
+                    *w <= lap(x) * (1.0 + 1e-12),
+                    "ε = {eps}, x = {x}, n = {n}: {w}"
+                );
+            }
+        }
+    }
+}

@@ -153,5 +153,43 @@ fn schedule_rows(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, rows, solve_rows, schedule_rows);
+/// Selection mechanisms (issue 60, docs/accountant.md §2.14–§2.15): k = 1e4 exponential
+/// mechanisms at ε₀ = 0.01 composed with 1e4 Gaussian counts (target ≤ 0.2 s, the bracket
+/// with its stated gap); one exponential mechanism, permute-and-flip and report-noisy-max
+/// with Laplace noise against the Laplace mechanism at the same ε (1e4 uses each).
+pub const SELECTION_ROWS: [(&[&str], f64); 5] = [
+    (
+        &[
+            "exponential:epsilon=0.01,count=10000",
+            "gaussian:sigma=100,count=10000",
+        ],
+        1e-6,
+    ),
+    (&["exponential:epsilon=0.01,count=10000"], 1e-6),
+    (&["permute-and-flip:epsilon=0.01,count=10000"], 1e-6),
+    (
+        &["report-noisy-max:epsilon=0.01,noise=laplace,count=10000"],
+        1e-6,
+    ),
+    (&["laplace:scale=100,count=10000"], 1e-6),
+];
+
+fn selection_rows(c: &mut Criterion) {
+    let mut g = c.benchmark_group("selection");
+    g.sample_size(10);
+    for (specs, delta) in SELECTION_ROWS {
+        let list: Vec<MechanismSpec> = specs.iter().map(|t| t.parse().unwrap()).collect();
+        g.bench_function(format!("{} delta={delta:e}", specs.join(" + ")), |b| {
+            b.iter(|| {
+                Composition::of(&list)
+                    .unwrap()
+                    .epsilon(black_box(delta))
+                    .unwrap()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, rows, solve_rows, schedule_rows, selection_rows);
 criterion_main!(benches);

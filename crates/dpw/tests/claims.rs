@@ -1868,3 +1868,101 @@ fn fig24_samplers_order_and_gaps() {
         false,
     );
 }
+
+/// fig25 (docs/figures.md, README): the caption's claims, as claims about the data, and
+/// each printed phrase asserted to stand in the prose.
+#[test]
+fn fig25_selections_compose_below_their_dp_reading() {
+    let t = data("fig25");
+    let doc = prose("docs/figures.md");
+    let readme = prose("README.md");
+    let (lo, hi) = (0, 1);
+    // A ratio range "a–b" printed to d decimals against the least and largest ratios.
+    let fits = |p: &str, v: f64| -> bool {
+        let x: f64 = p.parse().unwrap();
+        let d = p.split('.').nth(1).map_or(0, str::len) as i32;
+        (v - x).abs() <= 0.5 * 10f64.powi(-d) * (1.0 + 1e-12)
+    };
+    for (tag, printed) in [("01", ("1.8", "2.6")), ("001", ("1.9", "2.0"))] {
+        let panel = format!("eps0_{tag}");
+        let em = series(&t, &panel, &format!("em_{tag}"));
+        let pf = series(&t, &panel, &format!("pf_{tag}"));
+        let dp = series(&t, &panel, &format!("em_{tag}_optimal_dp"));
+        let zcdp = series(&t, &panel, &format!("em_{tag}_zcdp"));
+        let conc = series(&t, &panel, &format!("em_{tag}_concentration"));
+        assert_eq!(em.len(), 9);
+        let mut ratios = Vec::new();
+        for i in 0..9 {
+            let (e, k) = (em[i], em[i].x);
+            assert!(e.extra[lo] < e.extra[hi], "{tag} k = {k}: a bracket");
+            // The upper end never above any route; the zCDP route's from 32 on.
+            assert!(
+                e.extra[hi] <= zcdp[i].y * (1.0 + 1e-12)
+                    && e.extra[hi] < conc[i].y
+                    && e.extra[hi] <= dp[i].y,
+                "{tag} k = {k}"
+            );
+            if k >= 32.0 {
+                assert!(
+                    (e.extra[hi] / zcdp[i].y - 1.0).abs() < 1e-9,
+                    "{tag} k = {k}"
+                );
+                ratios.push(dp[i].y / e.extra[hi]);
+            }
+            // Permute-and-flip: its upper end is the ε₀-DP composition (to the
+            // accuracy), and from 3 selections on its lower end is above the
+            // exponential mechanism's upper end (at every k at ε₀ = 0.01).
+            assert!(
+                (pf[i].extra[hi] / dp[i].y - 1.0).abs() < 2e-4,
+                "{tag} k = {k}"
+            );
+            assert_eq!(
+                pf[i].extra[lo] > e.extra[hi],
+                k >= 3.0 || tag == "001",
+                "{tag} k = {k}"
+            );
+        }
+        let least = ratios.iter().copied().fold(f64::MAX, f64::min);
+        let most = ratios.iter().copied().fold(0.0, f64::max);
+        assert!(
+            fits(printed.0, least) && fits(printed.1, most),
+            "{tag}: {least}–{most}"
+        );
+        let e0 = if tag == "01" { "0.1" } else { "0.01" };
+        let phrase = format!("{}–{}× at ε₀ = {e0}", printed.0, printed.1);
+        assert!(
+            readme.contains(&phrase) && doc.contains(&phrase),
+            "{phrase}"
+        );
+    }
+    // The pipeline: 47 % below at 1e4, 9 % at 1.
+    let sm = series(&t, "pipeline", "select_measure");
+    let as_dp = series(&t, "pipeline", "select_measure_as_dp");
+    let below = |i: usize| 100.0 * (1.0 - sm[i].extra[hi] / as_dp[i].y);
+    assert!(
+        (below(8) - 47.0).abs() <= 0.5 && sm[8].x == 1e4,
+        "{}",
+        below(8)
+    );
+    assert!(
+        (below(0) - 9.0).abs() <= 0.5 && sm[0].x == 1.0,
+        "{}",
+        below(0)
+    );
+    for i in 0..9 {
+        assert!(sm[i].extra[hi] < as_dp[i].y && sm[i].extra[lo] < sm[i].extra[hi]);
+    }
+    for text in [
+        "from 3 selections on",
+        "47 % less ε than with the selections taken as 0.1-DP",
+    ] {
+        assert!(readme.contains(text), "README lacks \"{text}\"");
+    }
+    for text in [
+        "47 % below",
+        "9 % below at k = 1",
+        "from 32 selections on the upper",
+    ] {
+        assert!(doc.contains(text), "docs/figures.md lacks \"{text}\"");
+    }
+}

@@ -1322,6 +1322,134 @@ mechanisms = [
     assert_bad_output(&out, &rel, "params.mechanisms[3].accountant");
 }
 
+/// Selection mechanisms in `privacy_curve` (fig25's kinds), a series composing a list of
+/// SPECs and a series on its own panel: the list's bracket is `dpw account`'s for the
+/// same mechanisms at each count; the other routes bound the exponential mechanism's
+/// bracket from above (Dong, Durfee & Rogers' non-adaptive optimum inside it), and
+/// permute-and-flip's upper end is the optimal composition of ε-DP.
+#[test]
+fn privacy_curve_composes_lists_on_panels_and_accounts_selections() {
+    let keys = [
+        "pair", "em", "em_br", "em_dp", "em_zcdp", "em_conc", "pf", "pf_dp",
+    ];
+    let text = privacy_curve_manifest(
+        "sel",
+        r#"accountant = "pld"
+vary = "count"
+grid = [1, 10, 40]
+delta = 1e-6
+mechanisms = [
+  { key = "pair", specs = ["rr:epsilon=0.5", "gaussian:sigma=3,count=2"], panel = "second" },
+  { key = "em", spec = "exponential:epsilon=0.3" },
+  { key = "em_br", spec = "exponential:epsilon=0.3", accountant = "optimal_br" },
+  { key = "em_dp", spec = "exponential:epsilon=0.3", accountant = "optimal_dp" },
+  { key = "em_zcdp", spec = "exponential:epsilon=0.3", accountant = "zcdp" },
+  { key = "em_conc", spec = "exponential:epsilon=0.3", accountant = "concentration" },
+  { key = "pf", spec = "permute-and-flip:epsilon=0.3" },
+  { key = "pf_dp", spec = "rr:epsilon=0.3", accountant = "optimal_dp" },
+]"#,
+        &keys,
+        "log",
+    )
+    .replacen(
+        "\n[[plot.series]]",
+        "\n[[plot.panels]]\nkey = \"second\"\ntitle = \"t\"\nx = { label = \"x\", scale = \"log\" }\ny = { label = \"y\", scale = \"log\" }\n\n[[plot.series]]",
+        1,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let rel = write_manifest(dir.path(), "sel", &text);
+    let out = dpw(dir.path(), &["run", &rel, "--out", "o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = fs::read_to_string(dir.path().join("o/data/sel.csv")).unwrap();
+    let get = |panel: &str, series: &str, k: &str| -> (f64, f64, f64) {
+        let l = csv
+            .lines()
+            .find(|l| l.starts_with(&format!("{panel},{series},{k},")))
+            .unwrap_or_else(|| panic!("no row {panel},{series},{k} in\n{csv}"));
+        let f: Vec<f64> = l
+            .split(',')
+            .skip(3)
+            .take(3)
+            .map(|v| v.parse().unwrap())
+            .collect();
+        (f[1], f[0], f[2])
+    };
+    for (k, n) in [("1.0", 1u64), ("10.0", 10), ("40.0", 40)] {
+        let account = dpw(
+            dir.path(),
+            &[
+                "account",
+                "--mechanism",
+                &format!("rr:epsilon=0.5,count={n}"),
+                "--mechanism",
+                &format!("gaussian:sigma=3,count={}", 2 * n),
+                "--delta",
+                "1e-6",
+                "--format",
+                "csv",
+            ],
+        );
+        let row: Vec<f64> = String::from_utf8_lossy(&account.stdout)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .skip(1)
+            .take(3)
+            .map(|v| v.parse().unwrap())
+            .collect();
+        let (lo, _, hi) = get("second", "pair", k);
+        assert_eq!((lo, hi), (row[0], row[2]), "pair at k = {k}");
+        let (lo, _, hi) = get("main", "em", k);
+        let br = get("main", "em_br", k).1;
+        assert!(
+            lo <= br && br <= hi,
+            "k = {k}: optimum {br} outside [{lo}, {hi}]"
+        );
+        for other in ["em_dp", "em_zcdp", "em_conc"] {
+            let v = get("main", other, k).1;
+            assert!(
+                v >= hi * (1.0 - 1e-12),
+                "k = {k}: {other} {v} below the upper end {hi}"
+            );
+        }
+        let (plo, _, phi) = get("main", "pf", k);
+        let dp = get("main", "pf_dp", k).1;
+        assert!(
+            plo < phi && (phi / dp - 1.0).abs() < 2e-4,
+            "k = {k}: permute-and-flip [{plo}, {phi}] against ε-DP's {dp}"
+        );
+    }
+    // Bad lists and routes: one line naming the key.
+    for (from, to, key) in [
+        (
+            "{ key = \"pair\", specs = [",
+            "{ key = \"pair\", accountant = \"optimal_dp\", specs = [",
+            "params.mechanisms[0].specs",
+        ),
+        (
+            "{ key = \"pair\", specs = [",
+            "{ key = \"pair\", spec = \"rr:epsilon=1\", specs = [",
+            "params.mechanisms[0]",
+        ),
+        (
+            "\"gaussian:sigma=3,count=2\"",
+            "\"gaussian:sigma=0,count=2\"",
+            "params.mechanisms[0].specs",
+        ),
+        (
+            "spec = \"permute-and-flip:epsilon=0.3\" }",
+            "spec = \"permute-and-flip:epsilon=0.3\", accountant = \"optimal_br\" }",
+            "params.mechanisms[6].accountant",
+        ),
+    ] {
+        let bad = edit(&text, from, to);
+        let rel = write_manifest(dir.path(), "sel", &bad);
+        let out = dpw(dir.path(), &["run", &rel, "--out", "p"]);
+        assert_bad_output(&out, &rel, key);
+    }
+}
+
 const CALIBRATION_CURVE: &str = r##"id = "cal"
 title = "calibration curve"
 kind = "calibration_curve"

@@ -13,6 +13,10 @@ pub struct Composition {
     reverse: Option<crate::accountant::query::accountant::Accountant>,
     lower: Option<Box<Composition>>,
     accuracy: Option<f64>,
+    /// The list's total zCDP ρ, rounded up, when every mechanism has one and some spec
+    /// has dominated laws of its own: a second certified upper end (docs/accountant.md
+    /// §2.14), the smaller of the two is reported.
+    zcdp: Option<f64>,
 }
 
 impl Composition {
@@ -87,10 +91,33 @@ impl Composition {
             None => Ok(up),
             Some(l) => Ok(two_sided(
                 l.epsilon(delta)?,
-                up,
+                self.zcdp_capped(up, |rho| crate::zcdp::epsilon_cks_up(rho, delta), false),
                 self.accuracy.unwrap_or(1e-4),
                 false,
             )),
+        }
+    }
+
+    /// `up` with its upper end lowered to the zCDP route's where that is smaller
+    /// (docs/accountant.md §2.14): `cap` gives the certified ε or δ of a total ρ.
+    fn zcdp_capped(
+        &self,
+        up: crate::accountant::core::answer::Answer,
+        cap: impl Fn(f64) -> crate::error::Result<f64>,
+        delta: bool,
+    ) -> crate::accountant::core::answer::Answer {
+        match self.zcdp.map(cap) {
+            Some(Ok(c)) if c < up.upper => crate::accountant::core::answer::Answer {
+                upper: c,
+                // ln of a δ rounded up (an ε's ln is not used for bounds).
+                ln_upper: if delta {
+                    densities::outward::up(c.ln())
+                } else {
+                    c.ln()
+                },
+                ..up
+            },
+            _ => up,
         }
     }
 
@@ -265,7 +292,7 @@ impl Composition {
             None => Ok(up),
             Some(l) => Ok(two_sided(
                 l.delta(eps)?,
-                up,
+                self.zcdp_capped(up, |rho| crate::zcdp::delta_cks_up(rho, eps), true),
                 self.accuracy.unwrap_or(1e-3),
                 true,
             )),
@@ -412,6 +439,9 @@ impl Composition {
         }
         drop(cache);
         let mut c = compose(laws)?;
+        if lower.is_some() {
+            c.zcdp = zcdp_total(specs);
+        }
         c.lower = lower;
         Ok(c)
     }
@@ -443,6 +473,40 @@ impl Composition {
         }
         compose(laws)
     }
+}
+
+/// The total zCDP ρ of a list, rounded up, if every mechanism has a zCDP guarantee
+/// (docs/accountant.md §2.14): the ε-bounded-range kind ε²/8 (Cesar & Rogers, Lemma 3.2),
+/// the Gaussian `(gs/σ)²/2`, pure ε₀-DP kinds ε₀²/2 (Bun & Steinke, Prop. 1.4). Each
+/// term and the sum moved up an ulp per rounding.
+fn zcdp_total(specs: &[MechanismSpec]) -> Option<f64> {
+    use crate::accountant::input::spec::MechanismKind as K;
+    use densities::outward::up;
+    let mut total = 0.0f64;
+    for s in specs {
+        let g = s.pipeline.group as f64;
+        let one = match s.kind {
+            K::BoundedRange { epsilon } => up(up(epsilon * epsilon) / 8.0),
+            K::Gaussian { sigma } => {
+                let r = up(up(s.sensitivity * g) / sigma);
+                up(up(r * r) / 2.0)
+            }
+            K::Laplace { scale } => {
+                let r = up(up(s.sensitivity * g) / scale);
+                up(up(r * r) / 2.0)
+            }
+            K::RandomizedResponse { epsilon } | K::NoisyMax { epsilon, .. } => {
+                up(up(epsilon * epsilon) / 2.0)
+            }
+            K::ApproxDp {
+                epsilon,
+                delta: 0.0,
+            } => up(up(epsilon * epsilon) / 2.0),
+            _ => return None,
+        };
+        total = up(total + up(one * s.count as f64));
+    }
+    (total.is_finite() && total > 0.0).then_some(total)
 }
 
 /// The composition of each spec's laws (both directions when some law is asymmetric).
@@ -478,6 +542,7 @@ fn compose(laws: Vec<(Laws, &MechanismSpec)>) -> Result<Composition, SpecError> 
         },
         lower: None,
         accuracy: None,
+        zcdp: None,
     })
 }
 

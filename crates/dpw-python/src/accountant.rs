@@ -23,6 +23,21 @@ fn num(v: f64) -> String {
 fn spec_text(kind: &MechanismKind, pipeline: Pipeline, sensitivity: f64, count: u64) -> String {
     let mut s = match kind {
         MechanismKind::Gaussian { sigma } => format!("gaussian:sigma={}", num(*sigma)),
+        MechanismKind::GaussianMixture { sigma, components } => {
+            let list = |f: &dyn Fn(&(f64, f64)) -> f64| {
+                components
+                    .iter()
+                    .map(|c| num(f(c)))
+                    .collect::<Vec<_>>()
+                    .join(";")
+            };
+            format!(
+                "gaussian-mixture:sigma={},shifts={},probs={}",
+                num(*sigma),
+                list(&|c| c.1),
+                list(&|c| c.0)
+            )
+        }
         MechanismKind::Laplace { scale } => format!("laplace:scale={}", num(*scale)),
         MechanismKind::DiscreteLaplace { scale } => {
             format!("discrete-laplace:scale={}", num(*scale))
@@ -305,6 +320,36 @@ impl Mechanism {
     ) -> PyResult<Self> {
         let sigma = finite("sigma", sigma)?;
         Self::one(MechanismKind::Gaussian { sigma }, sensitivity)
+    }
+
+    /// Gaussian noise of standard deviation sigma on a query whose sensitivity is
+    /// random: shifts[i] (times sensitivity) with probability probs[i] (§2.16;
+    /// dp_accounting's mixture of Gaussians; shifts [0, 1] with probs [1 - q, q] is
+    /// Poisson subsampling at rate q). Add/remove neighbours, both directions.
+    #[staticmethod]
+    #[pyo3(
+        signature = (sigma, shifts, probs, *, sensitivity=None),
+        text_signature = "(sigma, shifts, probs, *, sensitivity=1.0)"
+    )]
+    fn gaussian_mixture(
+        sigma: &Bound<'_, PyAny>,
+        shifts: Vec<f64>,
+        probs: Vec<f64>,
+        sensitivity: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let sigma = finite("sigma", sigma)?;
+        if shifts.len() != probs.len() {
+            return Err(value_error(format!(
+                "shifts and probs must list the same number of components (got {} and {})",
+                shifts.len(),
+                probs.len()
+            )));
+        }
+        let components = probs.into_iter().zip(shifts).collect();
+        Self::one(
+            MechanismKind::GaussianMixture { sigma, components },
+            sensitivity,
+        )
     }
 
     /// Laplace noise of scale b (§2.2).

@@ -129,6 +129,15 @@ def test_permute_and_flip_two_candidates_are_its_lower_end():
         dpw.Mechanism.report_noisy_max(eps, "normal")
 
 
+def test_gaussian_mixture_at_zero_one_is_poisson_subsampling():
+    # shifts [0, 1] at probabilities [1 - q, q]: the Poisson-subsampled Gaussian's pair.
+    m = dpw.Mechanism.gaussian_mixture(1.5, [0, 1], [0.9, 0.1]).compose(50).epsilon(1e-5)
+    s = dpw.Mechanism("subsampled-gaussian:sigma=1.5,q=0.1,count=50").epsilon(1e-5)
+    assert m.lower <= s.upper and s.lower <= m.upper
+    with pytest.raises(ValueError, match="probs"):
+        dpw.Mechanism.gaussian_mixture(1.0, [0, 1], [0.5, 0.6])
+
+
 def test_approx_dp_takes_no_sensitivity():
     with pytest.raises(ValueError, match="sensitivity does not apply"):
         dpw.Mechanism("approx-dp:epsilon=1,delta=1e-6,sensitivity=2")

@@ -44,6 +44,7 @@ def spec(rng):
         lambda: f"discrete-gaussian:sigma={num([1, 5])},sensitivity={num([1, 2])}",
         lambda: f"exponential:epsilon={num([0.05, 1])}",
         lambda: f"permute-and-flip:epsilon={num([0.05, 1])}",
+        lambda: f"gaussian-mixture:sigma={num([0.5, 2])},shifts={rng.choice(['0;1', '0;0.5;2', '0;-1'])},probs={rng.choice(['0.9;0.1', '0.5;0.3;0.2', '1'])}",
         lambda: f"report-noisy-max:epsilon={num([0.05, 1])},noise={rng.choice(['gumbel', 'exponential', 'laplace', 'normal'])}",
         lambda: f"truncated-laplace:epsilon={num([0.5, 1])},delta={num([1e-6, 1e-3])}",
         lambda: f"subsampled-gaussian:sigma={num([1, 2])},q={num([0.01, 0.1])}",

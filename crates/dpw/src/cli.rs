@@ -75,8 +75,14 @@ pub enum Command {
     /// rr:epsilon=E, truncated-laplace:epsilon=E,delta=D,
     /// bounded:family=power,alpha=A,radius=R (or family=exp),
     /// subsampled-gaussian:sigma=S,q=Q, subsampled-laplace:scale=B,q=Q (Poisson sampling,
-    /// add/remove neighbours, the worse direction); every kind also takes sensitivity=S
-    /// (default 1) and count=K (default 1, up to 1e10). Pipelines: the subsampled kinds
+    /// add/remove neighbours, the worse direction), discrete-laplace:scale=B,
+    /// discrete-gaussian:sigma=S (integer sensitivity), approx-dp:epsilon=E,delta=D (any
+    /// (ε, δ)-DP black box), the selection mechanisms exponential:epsilon=E,
+    /// permute-and-flip:epsilon=E and report-noisy-max:epsilon=E,noise=gumbel|exponential|laplace
+    /// (a bracket from a dominating bound to a two-candidate instance),
+    /// gaussian-mixture:sigma=S,shifts=0;1,probs=0.9;0.1 (a random sensitivity); every kind
+    /// with a sensitivity takes sensitivity=S (default 1), and every kind count=K (default
+    /// 1, up to 1e10). Pipelines: the subsampled kinds
     /// take neighbours=add-remove|replace-one, sampling=poisson|fixed with batch=B,n=N
     /// (fixed-size batches; for Poisson batch,n may replace q = B/N), and group=G
     /// (protect G examples together; also on gaussian, laplace, bounded);

@@ -171,9 +171,9 @@ pub fn accountant_seconds(spec: &MechanismSpec, accuracy: f64) -> f64 {
         | MechanismKind::TruncatedLaplace { .. }
         | MechanismKind::ApproxDp { .. } => 0.05,
         MechanismKind::Bounded { .. } => 2.0,
-        MechanismKind::SubsampledGaussian { .. } | MechanismKind::SubsampledGaussianMix { .. } => {
-            1.0
-        }
+        MechanismKind::SubsampledGaussian { .. }
+        | MechanismKind::SubsampledGaussianMix { .. }
+        | MechanismKind::GaussianMixture { .. } => 1.0,
         MechanismKind::SubsampledLaplace { .. } => 10.0,
     };
     at_1e3 * (1e-3 / accuracy.clamp(1e-8, 0.5)).sqrt()

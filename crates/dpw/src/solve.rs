@@ -313,7 +313,7 @@ pub fn render_table(req: &SolveRequest, r: &SolveResult) -> String {
         out.push_str(
             "  (the gap holds that between the composition of a dominating pair, which \
              certifies the first value, and of a dominated one, which certifies the second: \
-             no finer grid closes it; docs/accountant.md §2.7)\n",
+             no finer grid closes it; docs/accountant.md §2.7, §2.10, §2.14, §2.15)\n",
         );
     } else if !s.accuracy_met {
         out.push_str(

@@ -891,7 +891,16 @@ fn account_composes_heterogeneous_lists_and_reports_delta_as_json() {
 #[test]
 fn account_refuses_bad_specs_and_questions_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 12] = [
+    let cases: [(&[&str], &str); 13] = [
+        (
+            &[
+                "--mechanism",
+                "gaussian-mixture:sigma=1,shifts=0;1,probs=0.9;0.2",
+                "--delta",
+                "1e-6",
+            ],
+            "probs sum to",
+        ),
         (
             &["--mechanism", "exponential:epsilon=90", "--delta", "1e-6"],
             "epsilon = 90 is outside the allowed range [1e-6, 50]",

@@ -525,6 +525,20 @@ fn spec_string(rng: &mut impl Rng) -> String {
             mix(rng, &["0.01", "1", "50"], &bad)
         ),
         format!(
+            "gaussian-mixture:sigma={},shifts={},probs={}",
+            mix(rng, &["0.5", "1", "20"], &bad),
+            mix(
+                rng,
+                &["0;1", "0;0.5;2", "1"],
+                &["", "0;-1", "0;0", ";", "1;nan"]
+            ),
+            mix(
+                rng,
+                &["0.9;0.1", "0.5;0.3;0.2", "1"],
+                &["", "0.5", "1;1", "0;1"]
+            )
+        ),
+        format!(
             "permute-and-flip:epsilon={}",
             mix(rng, &["0.01", "1", "50"], &bad)
         ),

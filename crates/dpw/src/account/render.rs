@@ -154,6 +154,11 @@ fn kind_params(m: &MechanismSpec) -> serde_json::Value {
             densities::bounded::BoundedFamily::Exp => json!({ "family": "exp", "radius": radius }),
         },
         MechanismKind::SubsampledGaussian { sigma, q } => json!({ "sigma": sigma, "q": q }),
+        MechanismKind::GaussianMixture { sigma, components } => json!({
+            "sigma": sigma,
+            "shifts": components.iter().map(|c| c.1).collect::<Vec<f64>>(),
+            "probs": components.iter().map(|c| c.0).collect::<Vec<f64>>(),
+        }),
         MechanismKind::SubsampledLaplace { scale, q } => json!({ "scale": scale, "q": q }),
         MechanismKind::SubsampledGaussianMix {
             sigma,

@@ -12,6 +12,7 @@
 //! | `exponential` (or `bounded-range`) | `epsilon` | the ε-bounded-range class: [`BoundedRangeLaw`] above, randomized response at ε/2 below (§2.14) |
 //! | `permute-and-flip` | `epsilon` | ε-DP selection: randomized response at ε above, the mechanism on two candidates below (§2.15) |
 //! | `report-noisy-max` | `epsilon`, `noise` (`gumbel`, `exponential`, `laplace`; scale 2/ε) | `gumbel` is `exponential`, `exponential` is `permute-and-flip`; `laplace`: randomized response at ε above, two candidates below (§2.15) |
+//! | `gaussian-mixture` | `sigma`, `shifts`, `probs` (lists separated by `;`) | [`MixtureLaw`]: `Σ p_i N(c_i s/σ)` against `N(0)` and the reverse, add/remove (§2.16) |
 //! | `approx-dp` | `epsilon`, `delta` | [`DiscreteLaw::approx_dp`]: any (ε, δ)-DP black box (§2.11) |
 //! | `bounded` | `family` (`power` with `alpha`, or `exp`), `radius` | [`BoundedNoiseLaw`] (§2.5) |
 //! | `subsampled-gaussian` | `sigma`, `q` | [`SubsampledLaw`], Poisson rate q, both directions (§2.6) |
@@ -149,6 +150,15 @@ pub enum MechanismKind {
         /// q ∈ (0, 1].
         q: f64,
     },
+    /// Gaussian noise on a query whose sensitivity is random: `shift_i` (times
+    /// `sensitivity`) with probability `prob_i` (docs/accountant.md §2.16; dp_accounting's
+    /// mixture-of-Gaussians event).
+    GaussianMixture {
+        /// σ > 0.
+        sigma: f64,
+        /// `(prob_i, shift_i)`, probabilities in (0, 1] summing to 1, shifts ≥ 0.
+        components: Vec<(f64, f64)>,
+    },
     /// A schedule's law between two lattice points (docs/accountant.md §2.8): with
     /// probability `weight` the Poisson-subsampled Gaussian at `sigma`, otherwise at
     /// `sigma2`, the choice published. Built by [`crate::accountant::input::schedule::accounted`], never
@@ -257,7 +267,7 @@ pub struct MechanismSpec {
 
 const KINDS: &str =
     "gaussian, laplace, discrete-laplace, discrete-gaussian, rr, exponential, bounded-range, permute-and-flip, \
-     report-noisy-max, truncated-laplace, approx-dp, bounded, \
+     report-noisy-max, truncated-laplace, approx-dp, bounded, gaussian-mixture, \
      subsampled-gaussian, subsampled-laplace";
 
 /// The keys of a kind besides `sensitivity` and `count` (`None`: no such kind).
@@ -270,6 +280,7 @@ pub fn kind_keys(kind: &str) -> Option<&'static [&'static str]> {
         "approx-dp" => &["epsilon", "delta"],
         "exponential" | "bounded-range" | "permute-and-flip" => &["epsilon"],
         "report-noisy-max" => &["epsilon", "noise"],
+        "gaussian-mixture" => &["sigma", "shifts", "probs"],
         "discrete-laplace" => &["scale", "group"],
         "discrete-gaussian" => &["sigma", "group"],
         "bounded" => &["family", "alpha", "radius", "group"],
@@ -682,6 +693,43 @@ impl std::str::FromStr for MechanismSpec {
                     Some(noise) => MechanismKind::NoisyMax { noise, epsilon: e },
                 }
             }
+            "gaussian-mixture" => {
+                let list = |key: &str| -> Result<Vec<f64>, SpecError> {
+                    let v = get(key)
+                        .ok_or_else(|| SpecError(format!("{kind}: missing key '{key}'")))?;
+                    v.split(';').map(|x| number(kind, key, x)).collect()
+                };
+                let (shifts, probs) = (list("shifts")?, list("probs")?);
+                if shifts.len() != probs.len() || shifts.is_empty() || shifts.len() > 64 {
+                    return Err(SpecError(format!(
+                        "{kind}: shifts and probs must list the same number of components, 1 \
+                         to 64 (got {} and {})",
+                        shifts.len(),
+                        probs.len()
+                    )));
+                }
+                for &p in &probs {
+                    in_range(kind, "probs", p, 0.0, 1.0, true, "(0, 1]")?;
+                }
+                let total: f64 = probs.iter().sum();
+                if (total - 1.0).abs() > 1e-9 {
+                    return Err(SpecError(format!(
+                        "{kind}: probs sum to {total}, not 1 (within 1e-9)"
+                    )));
+                }
+                for &c in &shifts {
+                    in_range(kind, "shifts", c, 0.0, 1e300, false, "[0, 1e300]")?;
+                }
+                if shifts.iter().all(|&c| c == 0.0) {
+                    return Err(SpecError(format!(
+                        "{kind}: shifts are all 0 (the mechanism would leak nothing)"
+                    )));
+                }
+                MechanismKind::GaussianMixture {
+                    sigma: pos("sigma")?,
+                    components: probs.into_iter().zip(shifts).collect(),
+                }
+            }
             "approx-dp" => {
                 if get("sensitivity").is_some() {
                     return Err(SpecError(format!(
@@ -872,6 +920,25 @@ impl MechanismSpec {
                 }
             }
         };
+        if let MechanismKind::GaussianMixture {
+            sigma,
+            ref components,
+        } = self.kind
+        {
+            // Probabilities normalised (they sum to 1 within 1e-9); shifts in units of σ,
+            // each rounded up as the Gaussian's is.
+            let total: f64 = components.iter().map(|c| c.0).sum();
+            let up: Vec<(f64, f64)> = components
+                .iter()
+                .map(|&(p, c)| (p / total, div_up(mul_up(c, s), sigma)))
+                .collect();
+            let widest = up.iter().map(|c| c.1).fold(0.0, f64::max);
+            let bad = |_| wrap("largest shift × sensitivity/sigma", "(0, 50]", widest);
+            let base = [(1.0, 0.0)];
+            let fwd = MixtureLaw::new(&up, &base).map_err(bad)?;
+            let rev = MixtureLaw::new(&base, &up).map_err(bad)?;
+            return Ok((Box::new(fwd), Some(Box::new(rev))));
+        }
         let one: Box<dyn LossLaw> = match self.kind {
             MechanismKind::Gaussian { sigma } => {
                 // Rounded up: the mechanism with the larger shift leaks more at every ε
@@ -974,6 +1041,7 @@ impl MechanismSpec {
                 return Ok((mix(r1, r2), Some(mix(a1, a2))));
             }
             MechanismKind::SubsampledLaplace { scale, q } => return sub(Base::Laplace, scale, q),
+            MechanismKind::GaussianMixture { .. } => unreachable!("its laws are returned above"),
         };
         Ok((one, None))
     }
@@ -1129,6 +1197,7 @@ impl MechanismSpec {
             MechanismKind::SubsampledGaussian { .. } => "subsampled-gaussian",
             MechanismKind::SubsampledLaplace { .. } => "subsampled-laplace",
             MechanismKind::SubsampledGaussianMix { .. } => "subsampled-gaussian",
+            MechanismKind::GaussianMixture { .. } => "gaussian-mixture",
         }
     }
 }

@@ -16,6 +16,9 @@ solve, Solution
     target.
 certified_radius, least_radius
     The radius of bounded noise: certified (Chernoff) and exact (accountant bracket).
+opacus
+    ``dpw.opacus.Accountant``, an Opacus accountant whose epsilon is certified, and
+    ``dpw.opacus.get_noise_multiplier``.
 
 Every bad argument raises ``ValueError`` with a one-line message naming it.
 The array functions broadcast numpy arrays (numpy is needed only for arrays).
@@ -43,6 +46,7 @@ from ._dpw import (
     solve,
 )
 from ._dpw import calibrate_rows as _calibrate_rows
+from . import opacus
 
 __all__ = [
     "Bracket",
@@ -61,6 +65,7 @@ __all__ = [
     "gaussian_delta",
     "gaussian_epsilon",
     "least_radius",
+    "opacus",
     "solve",
 ]
 

@@ -16,6 +16,9 @@ solve, Solution
     target.
 certified_radius, least_radius
     The radius of bounded noise: certified (Chernoff) and exact (accountant bracket).
+dp_accounting
+    ``dpw.dp_accounting.account(event, delta=...)``: a dp_accounting DpEvent tree's
+    certified bracket (recognised by class name; dp_accounting is not a dependency).
 opacus
     ``dpw.opacus.Accountant``, an Opacus accountant whose epsilon is certified, and
     ``dpw.opacus.get_noise_multiplier``.
@@ -46,7 +49,7 @@ from ._dpw import (
     solve,
 )
 from ._dpw import calibrate_rows as _calibrate_rows
-from . import opacus
+from . import dp_accounting, opacus
 
 __all__ = [
     "Bracket",
@@ -64,6 +67,7 @@ __all__ = [
     "compose",
     "gaussian_delta",
     "gaussian_epsilon",
+    "dp_accounting",
     "least_radius",
     "opacus",
     "solve",

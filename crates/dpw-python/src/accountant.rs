@@ -1112,7 +1112,16 @@ fn solve(
     )
 }
 
+/// The SPECs of a dp_accounting event tree given as JSON (docs/from_dp_accounting.md):
+/// the translation `dpw account --events` uses, for `dpw.dp_accounting`.
+#[pyfunction]
+#[pyo3(signature = (tree, neighbours))]
+fn event_specs(tree: &str, neighbours: &str) -> PyResult<Vec<String>> {
+    dpw::account::events::specs_from_json(tree, neighbours).map_err(value_error)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(event_specs, m)?)?;
     m.add_class::<Bracket>()?;
     m.add_class::<Mechanism>()?;
     m.add_class::<Composition>()?;

@@ -38,13 +38,15 @@ def test_trees_become_specs():
     )
     got = dpw.dp_accounting.specs(tree)
     assert got == [
-        "gaussian:sigma=2.0,count=31",
+        "gaussian:sigma=2,count=31",
         "subsampled-gaussian:sigma=1.1,q=0.01,neighbours=add-remove,count=1000",
-        "laplace:scale=3.0,count=1",
-        "discrete-laplace:scale=2.0,sensitivity=2,count=1",
+        "laplace:scale=3,count=1",
+        "discrete-laplace:scale=2,sensitivity=2,count=1",
         f"rr:epsilon={math.log(3.0)!r},count=1",
-        "gaussian-mixture:sigma=1.5,shifts=0.0;1.0,probs=0.9;0.1,count=1",
+        "gaussian-mixture:sigma=1.5,shifts=0;1,probs=0.9;0.1,count=1",
     ]
+    # The JSON form is what `dpw account --events` reads.
+    assert dpw.dp_accounting.to_json(g) == {"type": "GaussianDpEvent", "noise_multiplier": 2.0}
     b = dpw.dp_accounting.account(tree, delta=1e-6)
     c = dpw.account(got, delta=1e-6)
     assert (b.lower, b.upper) == (c.lower, c.upper)
@@ -111,3 +113,28 @@ def test_real_dp_accounting_trees_match_their_specs():
         if pld.supports(tree):
             e = pld.compose(tree).get_epsilon(1e-5)
             assert e >= b.lower * (1 - 1e-3), f"PLD {e} below dpw's certified lower end {b.lower}: {tree}"
+
+
+def test_the_cli_reads_the_same_tree_as_json(tmp_path):
+    import json
+    import os
+    import subprocess
+
+    binary = os.environ.get("DPW_BIN")
+    if not binary:
+        pytest.skip("set DPW_BIN to compare with the CLI")
+    tree = event(
+        "SelfComposedDpEvent",
+        event=event("PoissonSampledDpEvent", sampling_probability=0.02, event=event("GaussianDpEvent", noise_multiplier=1.3)),
+        count=500,
+    )
+    path = tmp_path / "tree.json"
+    path.write_text(json.dumps(dpw.dp_accounting.to_json(tree)))
+    row = subprocess.run(
+        [binary, "account", "--events", str(path), "--delta", "1e-6", "--format", "csv"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.splitlines()[1].split(",")
+    b = dpw.dp_accounting.account(tree, delta=1e-6)
+    assert (float(row[1]), float(row[3])) == (b.lower, b.upper)

@@ -99,6 +99,15 @@ pub enum Command {
         /// lattice, each end on its safe side (docs/accountant.md §2.8).
         #[arg(long, value_name = "FILE")]
         schedule: Option<String>,
+        /// A dp_accounting DpEvent tree as JSON (each node {"type": "GaussianDpEvent",
+        /// "noise_multiplier": 1.0}, children under "event" or "events";
+        /// docs/from_dp_accounting.md), composed with the mechanisms.
+        #[arg(long, value_name = "FILE")]
+        events: Option<String>,
+        /// The neighbour relation the --events tree is accounted under: add-remove
+        /// (ADD_OR_REMOVE_ONE, the default) or replace-one (REPLACE_ONE).
+        #[arg(long, value_name = "RELATION")]
+        neighbours: Option<String>,
         /// Report ε at this δ in (0, 1).
         #[arg(long, value_name = "D", allow_negative_numbers = true)]
         delta: Option<f64>,
@@ -342,8 +351,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Account {
-            mechanisms,
+            mut mechanisms,
             schedule,
+            events,
+            neighbours,
             delta,
             epsilon,
             at_fpr,
@@ -351,6 +362,37 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, DpwError> {
             max_work,
             format,
         } => {
+            if events.is_none() && neighbours.is_some() {
+                return Err(DpwError::Input {
+                    file: "account".into(),
+                    key: "--neighbours".into(),
+                    message: "applies to an --events tree only (a SPEC takes neighbours=...)"
+                        .into(),
+                });
+            }
+            if let Some(path) = &events {
+                let relation = neighbours.as_deref().unwrap_or("add-remove");
+                let more = crate::account::read_event_specs(std::path::Path::new(path), relation)
+                    .map_err(|message| {
+                    let (key, message) = match message.strip_prefix("--neighbours: ") {
+                        Some(m) => ("--neighbours".to_string(), m.to_string()),
+                        None => ("--events".to_string(), message),
+                    };
+                    DpwError::Input {
+                        file: "account".into(),
+                        key,
+                        message,
+                    }
+                })?;
+                if more.is_empty() {
+                    return Err(DpwError::Input {
+                        file: "account".into(),
+                        key: "--events".into(),
+                        message: format!("'{path}' holds no private event (every part is a no-op)"),
+                    });
+                }
+                mechanisms.extend(more);
+            }
             let req = match (at_fpr, delta, epsilon) {
                 (Some(a), None, None) => {
                     AccountRequest::at_fpr(&mechanisms, schedule.as_deref(), a, accuracy)

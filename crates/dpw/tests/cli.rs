@@ -888,6 +888,100 @@ fn account_composes_heterogeneous_lists_and_reports_delta_as_json() {
     assert_eq!(v["request"]["epsilon"], 5.0);
 }
 
+/// `--events FILE.json`: a dp_accounting tree composes like the SPECs it becomes (with
+/// the mechanisms beside it), and a bad tree or relation is one line naming the flag and
+/// the node's path, exit 2.
+#[test]
+fn account_reads_dp_accounting_event_trees() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        fs::write(dir.path().join(name), text).unwrap();
+        name.to_string()
+    };
+    let tree = write(
+        "tree.json",
+        r#"{"type": "ComposedDpEvent", "events": [
+            {"type": "SelfComposedDpEvent", "count": 200, "event":
+                {"type": "PoissonSampledDpEvent", "sampling_probability": 0.02,
+                 "event": {"type": "GaussianDpEvent", "noise_multiplier": 1.3}}},
+            {"type": "NoOpDpEvent"}]}"#,
+    );
+    let run = |args: &[&str]| {
+        let out = dpw(dir.path(), args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    let by_events = run(&[
+        "account",
+        "--events",
+        &tree,
+        "--mechanism",
+        "laplace:scale=10",
+        "--delta",
+        "1e-6",
+        "--format",
+        "csv",
+    ]);
+    let by_specs = run(&[
+        "account",
+        "--mechanism",
+        "laplace:scale=10",
+        "--mechanism",
+        "subsampled-gaussian:sigma=1.3,q=0.02,count=200",
+        "--delta",
+        "1e-6",
+        "--format",
+        "csv",
+    ]);
+    let ends = |row: &str| -> (String, String) {
+        let f: Vec<&str> = row.split(',').collect();
+        (f[1].to_string(), f[3].to_string())
+    };
+    assert_eq!(ends(&by_events), ends(&by_specs));
+    for (name, text, extra, want) in [
+        ("bad.json", "{not json", "", "not JSON"),
+        (
+            "nonpriv.json",
+            r#"{"type": "ComposedDpEvent", "events": [{"type": "NonPrivateDpEvent"}]}"#,
+            "",
+            "event.events[0]: NonPrivateDpEvent is refused",
+        ),
+        (
+            "mog.json",
+            r#"{"type": "MixtureOfGaussiansDpEvent", "standard_deviation": 1, "sensitivities": [0, 1], "sampling_probs": [0.5, 0.5]}"#,
+            "replace-one",
+            "add/remove",
+        ),
+        (
+            "noop.json",
+            r#"{"type": "NoOpDpEvent"}"#,
+            "",
+            "no private event",
+        ),
+        (
+            "rel.json",
+            r#"{"type": "GaussianDpEvent", "noise_multiplier": 1}"#,
+            "sideways",
+            "--neighbours",
+        ),
+    ] {
+        let path = write(name, text);
+        let mut args = vec!["account", "--events", path.as_str(), "--delta", "1e-6"];
+        if !extra.is_empty() {
+            args.extend(["--neighbours", extra]);
+        }
+        let out = dpw(dir.path(), &args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(want), "{name}: {err}");
+    }
+}
+
 #[test]
 fn account_refuses_bad_specs_and_questions_in_one_line() {
     let dir = tempfile::tempdir().unwrap();

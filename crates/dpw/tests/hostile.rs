@@ -682,6 +682,15 @@ fn account_case(rng: &mut impl Rng) -> (Vec<String>, bool) {
     if rng.gen_bool(0.3) {
         line.push("--schedule".into());
         line.push(format!("@@{}", schedule_text(rng)));
+    } else if rng.gen_bool(0.2) {
+        // Or a dp_accounting event tree (its JSON in the same scratch file), now and then
+        // with a relation, good or not.
+        line.push("--events".into());
+        line.push(format!("@@{}", event_tree(rng, 0)));
+        if rng.gen_bool(0.3) {
+            let r = mix(rng, &["add-remove", "REPLACE_ONE"], &["", "swap", "ADD"]);
+            line.push(format!("--neighbours={r}"));
+        }
     }
     let bad_small = ["0", "1", "nan", "-1", "1e-320", "5e-324", "2"];
     if rng.gen_bool(0.7) {
@@ -700,6 +709,78 @@ fn account_case(rng: &mut impl Rng) -> (Vec<String>, bool) {
     let format = *["table", "csv", "json"].choose(rng).expect("formats");
     line.push(format!("--format={format}"));
     (line, format == "json")
+}
+
+/// A dp_accounting event tree as JSON (docs/from_dp_accounting.md): mostly events dpw
+/// answers, with hostile numbers, refused events, unknown types, missing fields and
+/// broken JSON now and then; nested up to four levels.
+fn event_tree(rng: &mut impl Rng, depth: u32) -> String {
+    let bad = ["-1", "0", "1e308", "\"x\"", "null", "[]", "1e400"];
+    let num = |rng: &mut _, good: &[&str]| mix(rng, good, &bad);
+    if rng.gen_bool(0.02) {
+        return "{\"type\": \"GaussianDpEvent\", \"noise_multiplier\": ".into();
+    }
+    let leaf = rng.gen_range(0..9);
+    let nested = depth < 4 && rng.gen_bool(0.4);
+    if nested {
+        let inner = event_tree(rng, depth + 1);
+        return match rng.gen_range(0..3) {
+            0 => format!(
+                "{{\"type\": \"SelfComposedDpEvent\", \"count\": {}, \"event\": {inner}}}",
+                num(rng, &["1", "10", "1000", "1e9"])
+            ),
+            1 => {
+                let other = event_tree(rng, depth + 1);
+                format!("{{\"type\": \"ComposedDpEvent\", \"events\": [{inner}, {other}]}}")
+            }
+            _ => format!(
+                "{{\"type\": \"PoissonSampledDpEvent\", \"sampling_probability\": {}, \"event\": {inner}}}",
+                num(rng, &["0.01", "0.5", "1"])
+            ),
+        };
+    }
+    match leaf {
+        0 | 1 => format!(
+            "{{\"type\": \"GaussianDpEvent\", \"noise_multiplier\": {}}}",
+            num(rng, &["0.5", "1", "20"])
+        ),
+        2 => format!(
+            "{{\"type\": \"LaplaceDpEvent\", \"noise_multiplier\": {}}}",
+            num(rng, &["1", "10"])
+        ),
+        3 => format!(
+            "{{\"type\": \"DiscreteLaplaceDpEvent\", \"noise_parameter\": {}, \"sensitivity\": {}}}",
+            num(rng, &["0.5", "2"]),
+            num(rng, &["1", "3"])
+        ),
+        4 => format!(
+            "{{\"type\": \"RandomizedResponseDpEvent\", \"noise_parameter\": {}, \"num_buckets\": {}}}",
+            num(rng, &["0.1", "0.9", "1"]),
+            num(rng, &["2", "3"])
+        ),
+        5 => format!(
+            "{{\"type\": \"MixtureOfGaussiansDpEvent\", \"standard_deviation\": {}, \"sensitivities\": [0, {}], \"sampling_probs\": [0.9, 0.1]}}",
+            num(rng, &["1", "2"]),
+            num(rng, &["1", "0.5"])
+        ),
+        6 => format!(
+            "{{\"type\": \"SampledWithoutReplacementDpEvent\", \"source_dataset_size\": {}, \"sample_size\": {}, \"event\": {{\"type\": \"GaussianDpEvent\", \"noise_multiplier\": 1}}}}",
+            num(rng, &["1000", "60000"]),
+            num(rng, &["10", "256"])
+        ),
+        7 => (*[
+            "{\"type\": \"NoOpDpEvent\"}",
+            "{\"type\": \"NonPrivateDpEvent\"}",
+            "{\"type\": \"ZCDpEvent\", \"rho\": 1, \"xi\": 0}",
+            "{\"type\": \"Nope\"}",
+            "{\"noise_multiplier\": 1}",
+            "[]",
+        ]
+        .choose(rng)
+        .expect("events"))
+        .to_string(),
+        _ => "{\"type\": \"GaussianDpEvent\"}".to_string(),
+    }
 }
 
 /// A schedule CSV: a header (now and then a bad one), then 1 to 400 rows of σ, q and a

@@ -10,6 +10,7 @@ use composition::accountant::{Answer, Composition, MechanismKind, MechanismSpec,
 use serde::Serialize;
 use std::time::Instant;
 
+pub mod events;
 mod render;
 pub use render::{render_csv, render_json, render_table};
 
@@ -122,6 +123,37 @@ fn rdp_segments(
 /// or an endless one such as `/dev/zero`, is refused after reading that much, never read
 /// whole into memory.
 pub const MAX_SCHEDULE_BYTES: u64 = 16 << 20;
+
+/// The SPECs of a dp_accounting event tree in a JSON file of at most
+/// [`MAX_SCHEDULE_BYTES`] (docs/from_dp_accounting.md), under `relation`. An error is one
+/// line: the file, then what is wrong where in the tree.
+pub fn read_event_specs(path: &std::path::Path, relation: &str) -> Result<Vec<String>, String> {
+    use std::io::Read;
+    let shown = crate::error::excerpt(&path.display().to_string());
+    let cannot = |e: std::io::Error| format!("cannot read '{shown}': {e}");
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(cannot)?
+        .take(MAX_SCHEDULE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_SCHEDULE_BYTES {
+        return Err(format!(
+            "'{shown}' holds more than {} MiB, the most an event file may hold",
+            MAX_SCHEDULE_BYTES >> 20
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "'{shown}' is not UTF-8 text (byte {})",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    events::specs_from_json(&text, relation).map_err(|e| match e.strip_prefix("neighbours: ") {
+        Some(m) => format!("--neighbours: {m}"),
+        None => format!("'{shown}': {e}"),
+    })
+}
 
 /// The text of a schedule file of at most [`MAX_SCHEDULE_BYTES`], its lines ended by LF,
 /// CRLF or a CR alone (all read as line ends). An error is one line: the file, what is

@@ -138,3 +138,46 @@ def test_the_cli_reads_the_same_tree_as_json(tmp_path):
     ).stdout.splitlines()[1].split(",")
     b = dpw.dp_accounting.account(tree, delta=1e-6)
     assert (float(row[1]), float(row[3])) == (b.lower, b.upper)
+
+
+def test_account_and_solve_take_trees_directly():
+    def dpsgd(nm):
+        poisson = event("PoissonSampledDpEvent", sampling_probability=0.01, event=event("GaussianDpEvent", noise_multiplier=nm))
+        return event("SelfComposedDpEvent", event=poisson, count=1000)
+
+    a = dpw.account(dpsgd(1.0), delta=1e-5)
+    b = dpw.dp_accounting.account(dpsgd(1.0), delta=1e-5)
+    assert (a.lower, a.upper) == (b.lower, b.upper)
+    s = dpw.solve(dpsgd, epsilon=2.0, delta=1e-5)
+    t = dpw.solve("subsampled-gaussian:sigma=?,q=0.01,count=1000", epsilon=2.0, delta=1e-5)
+    assert (s.meets, s.fails) == (t.meets, t.fails)
+    twice = lambda nm: event("ComposedDpEvent", events=[dpsgd(nm), event("GaussianDpEvent", noise_multiplier=nm)])
+    with pytest.raises(ValueError, match="exactly one SPEC value"):
+        dpw.solve(twice, epsilon=2.0, delta=1e-5)
+
+
+def test_events_newer_than_0_6():
+    tree = event(
+        "ComposedDpEvent",
+        events=[
+            event("ExponentialMechanismDpEvent", epsilon=0.5),
+            event("PermuteAndFlipDpEvent", epsilon=0.25),
+            event("EpsilonDeltaDpEvent", epsilon=1.0, delta=1e-6),
+            event("DiscreteGaussianDpEvent", sigma=10.0, sensitivity=2.0, dimension=1),
+            event(
+                "RandomAllocationDpEvent",
+                event=event("GaussianDpEvent", noise_multiplier=2.0),
+                num_selected=1,
+                num_steps=100,
+            ),
+        ],
+    )
+    assert dpw.dp_accounting.specs(tree) == [
+        "exponential:epsilon=0.5,count=1",
+        "permute-and-flip:epsilon=0.25,count=1",
+        "approx-dp:epsilon=1,delta=0.000001,count=1",
+        "discrete-gaussian:sigma=10,sensitivity=2,count=1",
+        "subsampled-gaussian:sigma=2,sampling=allocation,steps=100,count=1",
+    ]
+    b = dpw.account(tree, delta=1e-5)
+    assert b.lower < b.upper

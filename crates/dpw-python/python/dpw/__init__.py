@@ -38,7 +38,6 @@ from ._dpw import (
     Mechanism,
     RadiusBracket,
     Solution,
-    account,
     analytic_sigma,
     certified_radius,
     classical_sigma,
@@ -46,10 +45,35 @@ from ._dpw import (
     gaussian_delta,
     gaussian_epsilon,
     least_radius,
-    solve,
 )
+from ._dpw import account as _account
+from ._dpw import solve as _solve
 from ._dpw import calibrate_rows as _calibrate_rows
 from . import dp_accounting, opacus
+
+
+def _is_event(x: Any) -> bool:
+    return type(x).__name__.endswith("DpEvent")
+
+
+def account(mechanisms: Any, **kwargs: Any) -> Bracket:
+    """The certified accountant, as ``dpw account``: a list of mechanisms (SPECs,
+    ``Mechanism`` or ``Composition`` objects), or a dp_accounting DpEvent tree (with
+    ``neighbours=``; :mod:`dpw.dp_accounting`). ``delta=`` gives epsilon, ``epsilon=``
+    delta, ``at_fpr=`` the largest attack TPR; ``accuracy=``, ``max_work=``,
+    ``schedule=`` (a sigma,q,count CSV) as the CLI's flags."""
+    if _is_event(mechanisms):
+        return dp_accounting.account(mechanisms, **kwargs)
+    return _account(mechanisms, **kwargs)
+
+
+def solve(mechanisms: Any, **kwargs: Any) -> Solution:
+    """The certified solver, as ``dpw solve``: SPECs with one value written ``?``, or a
+    function building a dp_accounting DpEvent tree from the unknown
+    (:func:`dpw.dp_accounting.solve`)."""
+    if callable(mechanisms) and not isinstance(mechanisms, (str, Mechanism, Composition)):
+        return dp_accounting.solve(mechanisms, **kwargs)
+    return _solve(mechanisms, **kwargs)
 
 __all__ = [
     "Bracket",

@@ -16,8 +16,9 @@ from typing import Any, List, Optional
 from ._dpw import Bracket
 from ._dpw import account as _account
 from ._dpw import event_specs as _event_specs
+from ._dpw import solve as _solve
 
-__all__ = ["account", "specs", "to_json"]
+__all__ = ["account", "solve", "specs", "to_json"]
 
 # The fields of each dp_accounting 0.6.0 event that the translation reads; the
 # translation itself (which event becomes which SPEC, what is refused and why) is the
@@ -42,6 +43,12 @@ _FIELDS = {
     ),
     "SingleEpochTreeAggregationDpEvent": ("noise_multiplier", "step_counts"),
     "RepeatAndSelectDpEvent": ("event", "mean", "shape"),
+    # dp_accounting's main branch after 0.6.0.
+    "EpsilonDeltaDpEvent": ("epsilon", "delta"),
+    "ExponentialMechanismDpEvent": ("epsilon",),
+    "PermuteAndFlipDpEvent": ("epsilon",),
+    "DiscreteGaussianDpEvent": ("sigma", "sensitivity", "dimension"),
+    "RandomAllocationDpEvent": ("event", "num_selected", "num_steps"),
 }
 
 
@@ -85,17 +92,35 @@ def specs(event: Any, *, neighbours: Any = "add-remove") -> List[str]:
     return _event_specs(json.dumps(to_json(event)), _relation(neighbours))
 
 
-def account(
-    event: Any,
-    *,
-    delta: Optional[float] = None,
-    epsilon: Optional[float] = None,
-    neighbours: Any = "add-remove",
-    accuracy: Optional[float] = None,
-) -> Bracket:
-    """The certified bracket of epsilon at ``delta`` (or of delta at ``epsilon``) for a
-    DpEvent tree, as ``dpw.account(specs(event), ...)``."""
+def account(event: Any, *, neighbours: Any = "add-remove", **kwargs: Any) -> Bracket:
+    """The certified bracket for a DpEvent tree, as ``dpw.account(specs(event), ...)``:
+    ``delta=`` (epsilon at delta), ``epsilon=`` (delta at epsilon) or ``at_fpr=``, and
+    ``accuracy=``, ``max_work=`` as there."""
     lst = specs(event, neighbours=neighbours)
     if not lst:
         raise ValueError("event: the tree holds no private event (every part is a no-op)")
-    return _account(lst, delta=delta, epsilon=epsilon, accuracy=accuracy)
+    return _account(lst, **kwargs)
+
+
+# A value no pipeline sets by chance: the parameter's place in the SPECs is where it lands.
+_SENTINEL = 0.123456789012345
+
+
+def solve(make_event: Any, *, neighbours: Any = "add-remove", **kwargs: Any) -> Any:
+    """The value of one parameter of a tree certified to meet a target, as ``dpw.solve``:
+    ``make_event(x)`` builds the tree with the parameter ``x`` (a noise multiplier, a
+    sampling probability, an epsilon), which must land unchanged in exactly one SPEC value
+    (dp_accounting's calibration takes the same kind of function). Targets as
+    ``dpw.solve``: ``epsilon=``, ``delta=``, ``max_tpr=``, ``at_fpr=``, ``accuracy=``."""
+    lst = specs(make_event(_SENTINEL), neighbours=neighbours)
+    mark = "=" + repr(_SENTINEL)
+    places = [(i, s) for i, s in enumerate(lst) for part in s.split(",") if part.endswith(mark)]
+    if len(places) != 1:
+        raise ValueError(
+            "make_event(x): x must reach exactly one SPEC value unchanged (found "
+            f"{len(places)} in {lst}); solve on the SPECs instead"
+        )
+    i, s = places[0]
+    parts = [p[: -len(mark)] + "=?" if p.endswith(mark) else p for p in s.split(",")]
+    lst[i] = ",".join(parts)
+    return _solve(lst, **kwargs)

@@ -176,6 +176,70 @@ fn walk(
                 push(format!("rr:epsilon={}", ((2.0 - p) / p).ln()));
             }
         }
+        // Events of dp_accounting's main branch after 0.6.0.
+        "EpsilonDeltaDpEvent" => push(format!(
+            "approx-dp:epsilon={},delta={}",
+            num("epsilon")?,
+            num("delta")?
+        )),
+        "ExponentialMechanismDpEvent" | "PermuteAndFlipDpEvent" => {
+            // ε-bounded-range (dp_accounting composes it as ε²/8-zCDP too) and ε-DP
+            // selection; ε = 0 releases nothing.
+            let e = num("epsilon")?;
+            let kind = if kind == "ExponentialMechanismDpEvent" {
+                "exponential"
+            } else {
+                "permute-and-flip"
+            };
+            if e != 0.0 {
+                push(format!("{kind}:epsilon={e}"));
+            }
+        }
+        "DiscreteGaussianDpEvent" => {
+            let dim = match node.get("dimension") {
+                None | Some(Value::Null) => 1,
+                Some(_) => integer(node, "dimension", path, kind)?,
+            };
+            if dim != 1 {
+                return Err(refuse(
+                    path,
+                    kind,
+                    &format!("dimension = {dim}: dpw's discrete Gaussian is one-dimensional"),
+                ));
+            }
+            let s = match node.get("sensitivity") {
+                None | Some(Value::Null) => 1.0,
+                Some(_) => num("sensitivity")?,
+            };
+            push(format!(
+                "discrete-gaussian:sigma={},sensitivity={s}",
+                num("sigma")?
+            ));
+        }
+        "RandomAllocationDpEvent" => {
+            let inner = field(node, "event", path, kind)?;
+            let ipath = format!("{path}.event");
+            if inner.get("type").and_then(Value::as_str) != Some("GaussianDpEvent") {
+                return Err(refuse(
+                    &ipath,
+                    inner.get("type").and_then(Value::as_str).unwrap_or("?"),
+                    "dpw allocates Gaussian events only (balls-in-bins, §2.10)",
+                ));
+            }
+            let selected = integer(node, "num_selected", path, kind)?;
+            if selected != 1 {
+                return Err(refuse(
+                    path,
+                    kind,
+                    &format!("num_selected = {selected}: dpw's balls-in-bins puts each example in one step"),
+                ));
+            }
+            push(format!(
+                "subsampled-gaussian:sigma={},sampling=allocation,steps={}",
+                number(inner, "noise_multiplier", &ipath, "GaussianDpEvent")?,
+                integer(node, "num_steps", path, kind)?
+            ));
+        }
         "MixtureOfGaussiansDpEvent" => {
             if relation != Relation::AddRemove {
                 return Err(refuse(
@@ -321,6 +385,35 @@ mod tests {
         );
         let r = specs(&t, Relation::ReplaceOne).unwrap();
         assert!(r[1].ends_with("neighbours=replace-one,sensitivity=0.5,count=1"));
+    }
+
+    /// The events dp_accounting's main branch added after 0.6.0.
+    #[test]
+    fn newer_events() {
+        let t = tree(
+            r#"{"type": "ComposedDpEvent", "events": [
+                {"type": "ExponentialMechanismDpEvent", "epsilon": 0.5},
+                {"type": "ExponentialMechanismDpEvent", "epsilon": 0},
+                {"type": "PermuteAndFlipDpEvent", "epsilon": 0.25},
+                {"type": "EpsilonDeltaDpEvent", "epsilon": 1, "delta": 1e-6},
+                {"type": "DiscreteGaussianDpEvent", "sigma": 10, "sensitivity": 2, "dimension": 1},
+                {"type": "RandomAllocationDpEvent", "num_selected": 1, "num_steps": 100,
+                 "event": {"type": "GaussianDpEvent", "noise_multiplier": 2}}]}"#,
+        );
+        assert_eq!(
+            specs(&t, Relation::AddRemove).unwrap(),
+            [
+                "exponential:epsilon=0.5,count=1",
+                "permute-and-flip:epsilon=0.25,count=1",
+                "approx-dp:epsilon=1,delta=0.000001,count=1",
+                "discrete-gaussian:sigma=10,sensitivity=2,count=1",
+                "subsampled-gaussian:sigma=2,sampling=allocation,steps=100,count=1",
+            ]
+        );
+        let dim = tree(r#"{"type": "DiscreteGaussianDpEvent", "sigma": 1, "dimension": 3}"#);
+        assert!(specs(&dim, Relation::AddRemove)
+            .unwrap_err()
+            .contains("dimension = 3"));
     }
 
     #[test]

@@ -95,6 +95,11 @@ def test_real_dp_accounting_trees_match_their_specs():
             rel.ADD_OR_REMOVE_ONE,
             ["laplace:scale=3", "gaussian-mixture:sigma=1.5,shifts=0;1,probs=0.9;0.1"],
         ),
+        (
+            de.SelfComposedDpEvent(de.ComposedDpEvent([de.DiscreteLaplaceDpEvent(0.5, 2), de.RandomizedResponseDpEvent(0.5, 2)]), 20),
+            rel.REPLACE_ONE,
+            ["discrete-laplace:scale=2,sensitivity=2,count=20", f"rr:epsilon={math.log(3.0)!r},count=20"],
+        ),
     ]
     doc = (Path(__file__).parents[3] / "docs" / "from_dp_accounting.md").read_text()
     for tree, relation, by_hand in cases:
@@ -109,10 +114,45 @@ def test_real_dp_accounting_trees_match_their_specs():
         if rdp.supports(tree):
             e = rdp.compose(tree).get_epsilon(1e-5)
             assert e >= b.lower * (1 - 1e-9), f"RDP {e} below dpw's certified lower end {b.lower}: {tree}"
+        # Its JSON form, as `dpw account --events` reads it, gives the same SPECs.
+        assert dpw.dp_accounting.specs(tree, neighbours=relation) == dpw.dp_accounting.specs(
+            json_tree(dpw.dp_accounting.to_json(tree)), neighbours=relation
+        )
         pld = dpa.pld.PLDAccountant(neighboring_relation=relation)
         if pld.supports(tree):
             e = pld.compose(tree).get_epsilon(1e-5)
             assert e >= b.lower * (1 - 1e-3), f"PLD {e} below dpw's certified lower end {b.lower}: {tree}"
+
+
+def json_tree(node):
+    """Stand-in events rebuilt from a JSON node (the form's round trip)."""
+    fields = {}
+    for k, v in node.items():
+        if k == "type":
+            continue
+        if k == "event":
+            v = json_tree(v)
+        elif k == "events":
+            v = [json_tree(e) for e in v]
+        fields[k] = v
+    return event(node["type"], **fields)
+
+
+def test_real_refusals_name_their_event():
+    dpa = pytest.importorskip("dp_accounting")
+    de = dpa.dp_event
+    for tree, text in [
+        (de.ComposedDpEvent([de.GaussianDpEvent(1.0), de.NonPrivateDpEvent()]), "NonPrivateDpEvent"),
+        (de.ZCDpEvent(0.5, 0.0), "ZCDpEvent"),
+        (de.SampledWithReplacementDpEvent(1000, 10, de.GaussianDpEvent(1.0)), "SampledWithReplacementDpEvent"),
+        (de.TruncatedSubsampledGaussianDpEvent(1000, 0.1, 200, 1.0), "TruncatedSubsampledGaussianDpEvent"),
+        (de.SingleEpochTreeAggregationDpEvent(1.0, 10), "SingleEpochTreeAggregationDpEvent"),
+        (de.RepeatAndSelectDpEvent(de.GaussianDpEvent(1.0), 10.0, 1.0), "RepeatAndSelectDpEvent"),
+        (de.UnsupportedDpEvent(), "UnsupportedDpEvent"),
+        (de.RandomizedResponseDpEvent(0.5, 4), "num_buckets = 4"),
+    ]:
+        with pytest.raises(ValueError, match=text):
+            dpw.account(tree, delta=1e-6)
 
 
 def test_the_cli_reads_the_same_tree_as_json(tmp_path):

@@ -231,15 +231,9 @@ mod tests {
     /// f64 values without the outward step are seen to fail somewhere.
     #[test]
     fn certified_conversions_hold_in_exact_arithmetic() {
-        use crate::accountant::core::exact_exp::{exp_fixed, rat, P};
-        use num_bigint::BigInt;
+        use crate::accountant::core::exact_exp::{exp_enclosure as e, rat};
         use num_rational::BigRational;
         use num_traits::One;
-        let fixed = |i: &BigInt| BigRational::new(i.clone(), BigInt::one() << P);
-        let e = |d: &BigRational| {
-            let (l, h) = exp_fixed(d);
-            (fixed(&l), fixed(&h))
-        };
         // A rational r ≤ ln y (`below`) or ≥ ln y for the real y (`approx` its float), its
         // exponential's enclosure checked against y.
         let ln_side = |y: &BigRational, approx: f64, below: bool| -> BigRational {

@@ -128,6 +128,17 @@ pub const MAX_SCHEDULE_BYTES: u64 = 16 << 20;
 /// [`MAX_SCHEDULE_BYTES`] (docs/from_dp_accounting.md), under `relation`. An error is one
 /// line: the file, then what is wrong where in the tree.
 pub fn read_event_specs(path: &std::path::Path, relation: &str) -> Result<Vec<String>, String> {
+    let shown = crate::error::excerpt(&path.display().to_string());
+    let text = read_bounded_text(path, "an event file may hold")?;
+    events::specs_from_json(&text, relation).map_err(|e| match e.strip_prefix("neighbours: ") {
+        Some(m) => format!("--neighbours: {m}"),
+        None => format!("'{shown}': {e}"),
+    })
+}
+
+/// The UTF-8 text of a file of at most [`MAX_SCHEDULE_BYTES`] (`most` says what holds it
+/// in the error), or a one-line error naming the file.
+fn read_bounded_text(path: &std::path::Path, most: &str) -> Result<String, String> {
     use std::io::Read;
     let shown = crate::error::excerpt(&path.display().to_string());
     let cannot = |e: std::io::Error| format!("cannot read '{shown}': {e}");
@@ -139,19 +150,15 @@ pub fn read_event_specs(path: &std::path::Path, relation: &str) -> Result<Vec<St
         .map_err(cannot)?;
     if bytes.len() as u64 > MAX_SCHEDULE_BYTES {
         return Err(format!(
-            "'{shown}' holds more than {} MiB, the most an event file may hold",
+            "'{shown}' holds more than {} MiB, the most {most}",
             MAX_SCHEDULE_BYTES >> 20
         ));
     }
-    let text = String::from_utf8(bytes).map_err(|e| {
+    String::from_utf8(bytes).map_err(|e| {
         format!(
             "'{shown}' is not UTF-8 text (byte {})",
             e.utf8_error().valid_up_to()
         )
-    })?;
-    events::specs_from_json(&text, relation).map_err(|e| match e.strip_prefix("neighbours: ") {
-        Some(m) => format!("--neighbours: {m}"),
-        None => format!("'{shown}': {e}"),
     })
 }
 
@@ -159,28 +166,10 @@ pub fn read_event_specs(path: &std::path::Path, relation: &str) -> Result<Vec<St
 /// CRLF or a CR alone (all read as line ends). An error is one line: the file, what is
 /// wrong and what is allowed.
 pub fn read_schedule_text(path: &std::path::Path) -> Result<String, String> {
-    use std::io::Read;
-    let shown = crate::error::excerpt(&path.display().to_string());
-    let cannot = |e: std::io::Error| format!("cannot read '{shown}': {e}");
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .map_err(cannot)?
-        .take(MAX_SCHEDULE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(cannot)?;
-    if bytes.len() as u64 > MAX_SCHEDULE_BYTES {
-        return Err(format!(
-            "'{shown}' holds more than {} MiB, the most a schedule file may hold (about a \
-             million rows); merge the rows of equal sigma and q",
-            MAX_SCHEDULE_BYTES >> 20
-        ));
-    }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "'{shown}' is not UTF-8 text (byte {})",
-            e.utf8_error().valid_up_to()
-        )
-    })?;
+    let text = read_bounded_text(
+        path,
+        "a schedule file may hold (about a million rows); merge the rows of equal sigma and q",
+    )?;
     Ok(if text.contains('\r') {
         text.replace("\r\n", "\n").replace('\r', "\n")
     } else {

@@ -81,6 +81,16 @@ pub(crate) fn exp_fixed(d: &BigRational) -> (BigInt, BigInt) {
     (lo, hi)
 }
 
+/// `(lo, hi)` with `lo ≤ e^d ≤ hi`, as rationals ([`exp_fixed`] at `P` fractional bits).
+pub(crate) fn exp_enclosure(d: &BigRational) -> (BigRational, BigRational) {
+    let (l, h) = exp_fixed(d);
+    let scale = BigInt::one() << P;
+    (
+        BigRational::new(l, scale.clone()),
+        BigRational::new(h, scale),
+    )
+}
+
 /// Whether `Σ e^{d_i} ≤ 1` is certain (`Some(true)`), certainly false (`Some(false)`), or
 /// too close to call at this precision (`None`).
 pub(crate) fn sum_exp_vs_one(ds: &[BigRational]) -> Option<bool> {

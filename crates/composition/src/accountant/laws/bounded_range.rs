@@ -115,7 +115,7 @@ impl LossLaw for BoundedRangeLaw {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::accountant::core::exact_exp::{exp_fixed, rat, P};
+    use crate::accountant::core::exact_exp::{exp_enclosure, rat};
     use num_bigint::BigInt;
     use num_rational::BigRational;
     use num_traits::One;
@@ -127,11 +127,7 @@ mod tests {
     /// enclosed at 1800 bits. Fails if the bound is too small for the roundings.
     #[test]
     fn the_cells_hold_their_error_bound_in_exact_arithmetic() {
-        let fixed = |i: &BigInt| BigRational::new(i.clone(), BigInt::one() << P);
-        let e = |d: BigRational| {
-            let (l, h) = exp_fixed(&d);
-            (fixed(&l), fixed(&h))
-        };
+        let e = |d: BigRational| exp_enclosure(&d);
         let half = BigRational::new(BigInt::one(), BigInt::from(2));
         for &eps in &[1e-6, 0.3, 5.0, 50.0] {
             let law = BoundedRangeLaw::new(eps).unwrap();

@@ -135,6 +135,10 @@ fig23:
 fig24:
     cargo run --release -- run experiments/fig24.toml
 
+# k selections composed: the exponential mechanism and permute-and-flip, certified, against the usual routes.
+fig25:
+    cargo run --release -- run experiments/fig25.toml
+
 # Hostile-input property test, long run (the test command runs 150 cases, CI's long step 2000;
 # DPW_FUZZ_SEED picks another sample).
 fuzz cases="2000":

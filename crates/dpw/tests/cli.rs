@@ -98,6 +98,20 @@ fn stdout(o: &Output) -> String {
 }
 
 /// Whether the heavier variants run (`DPW_LONG=1`).
+/// `(lower, estimate, upper)` of the row of a `--format csv` answer (`dpw account`).
+fn csv_bracket(csv: &str) -> [f64; 3] {
+    let v: Vec<f64> = csv
+        .lines()
+        .nth(1)
+        .expect("a CSV row")
+        .split(',')
+        .skip(1)
+        .take(3)
+        .map(|v| v.parse().expect("a number"))
+        .collect();
+    [v[0], v[1], v[2]]
+}
+
 fn long() -> bool {
     std::env::var("DPW_LONG").is_ok_and(|v| v == "1")
 }
@@ -909,11 +923,7 @@ fn account_reads_dp_accounting_event_trees() {
     let run = |args: &[&str]| {
         let out = dpw(dir.path(), args);
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .nth(1)
-            .unwrap()
-            .to_string()
+        csv_bracket(&stdout(&out))
     };
     let by_events = run(&[
         "account",
@@ -937,11 +947,7 @@ fn account_reads_dp_accounting_event_trees() {
         "--format",
         "csv",
     ]);
-    let ends = |row: &str| -> (String, String) {
-        let f: Vec<&str> = row.split(',').collect();
-        (f[1].to_string(), f[3].to_string())
-    };
-    assert_eq!(ends(&by_events), ends(&by_specs));
+    assert_eq!((by_events[0], by_events[2]), (by_specs[0], by_specs[2]));
     for (name, text, extra, want) in [
         ("bad.json", "{not json", "", "not JSON"),
         (
@@ -1492,15 +1498,7 @@ mechanisms = [
                 "csv",
             ],
         );
-        let row: Vec<f64> = String::from_utf8_lossy(&account.stdout)
-            .lines()
-            .nth(1)
-            .unwrap()
-            .split(',')
-            .skip(1)
-            .take(3)
-            .map(|v| v.parse().unwrap())
-            .collect();
+        let row = csv_bracket(&stdout(&account));
         let (lo, _, hi) = get("second", "pair", k);
         assert_eq!((lo, hi), (row[0], row[2]), "pair at k = {k}");
         let (lo, _, hi) = get("main", "em", k);
@@ -2763,16 +2761,7 @@ fn a_rounded_schedule_series_holds_the_exact_composition() {
     }
     args.extend(["--delta", "1e-5", "--accuracy", "1e-3", "--format", "csv"].map(String::from));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let exact = stdout(&dpw(dir.path(), &args));
-    let e: Vec<f64> = exact
-        .lines()
-        .nth(1)
-        .unwrap()
-        .split(',')
-        .skip(1)
-        .take(3)
-        .map(|v| v.parse().unwrap())
-        .collect();
+    let e = csv_bracket(&stdout(&dpw(dir.path(), &args)));
     assert!(
         lo <= e[2] && e[0] <= hi && lo < hi && (hi - lo) / hi < 0.01,
         "{reps} repetitions: rounded [{lo}, {hi}], exact [{}, {}]",
